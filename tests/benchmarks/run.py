@@ -1,0 +1,134 @@
+"""Benchmarks of `tray run` against peers measured in the same run: `make bench`.
+
+Each figure is a median over interleaved repetitions, and is printed as a ratio
+against its peer, with the issue's target beside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from harness import (  # noqa: E402
+    ECHO_CHILD,
+    REPORTING_CHILD,
+    Run,
+    bench_env,
+    drain,
+    round_trips,
+    script_command,
+    tray_command,
+)
+
+
+def make_text_file(path: Path, megabytes: int) -> None:
+    line = b"".join(bytes([0x20 + (i * 7) % 95]) for i in range(99)) + b"\n"
+    block = line * ((1 << 20) // len(line) + 1)
+    with open(path, "wb") as handle:
+        written = 0
+        while written < megabytes << 20:
+            part = block[: (megabytes << 20) - written]
+            handle.write(part)
+            written += len(part)
+
+
+def median_runs(label: str, runs: dict[str, Callable[[], Run]], repeat: int) -> dict[str, Run]:
+    samples: dict[str, list[Run]] = {name: [] for name in runs}
+    for _ in range(repeat):
+        for name, run in runs.items():
+            samples[name].append(run())
+    result = {}
+    for name, items in samples.items():
+        items.sort(key=lambda r: r.seconds)
+        result[name] = items[len(items) // 2]
+        mbps = result[name].received / result[name].seconds / 1e6
+        print(f"  {label:<10} {name:<22} {result[name].seconds:7.3f} s  {mbps:7.1f} MB/s")
+    return result
+
+
+def verdict(ratio: float, target: float, higher_is_better: bool = True) -> str:
+    ok = ratio >= target if higher_is_better else ratio <= target
+    return "meets" if ok else "MISSES"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--megabytes", type=int, default=100)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--keys", type=int, default=300)
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch)
+        text = root / "text.txt"
+        make_text_file(text, args.megabytes)
+        env = bench_env(root / "state")
+        cat = ["cat", str(text)]
+        print(f"Throughput: cat of a {args.megabytes} MB text file through an outer pty")
+        plain = median_runs(
+            "cat",
+            {
+                "direct": lambda: drain(cat, env),
+                "script -qfec": lambda: drain(script_command(cat), env),
+                "tray run": lambda: drain(tray_command(cat), env),
+            },
+            args.repeat,
+        )
+        for name, run in plain.items():
+            if run.status != 0 or run.received < args.megabytes << 20:
+                print(f"  {name} failed: status {run.status}, {run.received} bytes")
+                return 1
+        ratio = plain["script -qfec"].seconds / plain["tray run"].seconds
+        print(f"  tray/script throughput ratio: {ratio:.3f} (target >= 0.95: {verdict(ratio, 0.95)})")
+        direct = plain["direct"].seconds / plain["tray run"].seconds
+        print(f"  tray/direct throughput ratio: {direct:.3f}")
+
+        print("Throughput with 10,000 OSC 7501 progress reports a second")
+        quiet = [sys.executable, "-c", REPORTING_CHILD, str(text), "0"]
+        noisy = [sys.executable, "-c", REPORTING_CHILD, str(text), "10000"]
+        reports = median_runs(
+            "reports",
+            {
+                "tray, no reports": lambda: drain(tray_command(quiet), env),
+                "tray, 10k reports/s": lambda: drain(tray_command(noisy), env),
+            },
+            args.repeat,
+        )
+        ratio = reports["tray, no reports"].seconds / reports["tray, 10k reports/s"].seconds
+        # The reports add bytes too; compare the time to move the same file.
+        print(f"  with/without reports ratio: {ratio:.3f} (target >= 0.9: {verdict(ratio, 0.9)})")
+
+        print(f"Keystroke round trip, median of {args.keys} keys")
+        echo = [sys.executable, "-c", ECHO_CHILD]
+        latencies: dict[str, list[float]] = {"direct": [], "script": [], "tray": []}
+        for _ in range(max(1, args.repeat // 2)):
+            latencies["direct"] += round_trips(echo, env, args.keys)
+            latencies["script"] += round_trips(script_command(echo), env, args.keys)
+            latencies["tray"] += round_trips(tray_command(echo), env, args.keys)
+        medians = {name: statistics.median(values) for name, values in latencies.items()}
+        for name, value in medians.items():
+            print(f"  {name:<8} {value * 1e6:8.1f} us")
+        added_tray = medians["tray"] - medians["direct"]
+        added_script = medians["script"] - medians["direct"]
+        ratio = added_tray / added_script if added_script > 0 else float("inf")
+        print(
+            f"  added latency tray {added_tray * 1e6:.1f} us, script {added_script * 1e6:.1f} us:"
+            f" ratio {ratio:.2f} (target <= 1.2: {verdict(ratio, 1.2, higher_is_better=False)})"
+        )
+
+        rss_mib = plain["tray run"].max_rss_kib / 1024
+        print(f"Launcher peak RSS: {rss_mib:.1f} MiB (target < 40: {verdict(40, rss_mib)})")
+        print(f"  (script peak RSS: {plain['script -qfec'].max_rss_kib / 1024:.1f} MiB)")
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+    raise SystemExit(main())

@@ -1,0 +1,473 @@
+"""The tray icon on a real X server, in a real tray, with each pystray backend.
+
+pystray must own the main thread, so each test runs this very file as a small driver
+program (``python -m tests.desktop.test_icon``): it shows an IconHost, takes commands
+on stdin ("show STATE COUNT", "quit") and prints events on stdout ("ready BACKEND",
+"shown STATE COUNT", "action NAME [SESSION]", "stopped"). The test reads the screen
+with Pillow and clicks with xdotool.
+"""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any, get_args
+
+import pytest
+from PIL import Image, ImageChops, ImageGrab
+from Xlib import X
+from Xlib import display as xdisplay
+
+from tray.app.icon_host import IconHost
+from tray.app.icons import icon_image
+from tray.app.menu import build_menu
+from tray.app.overview import IconState, Overview, Row
+
+from .services import base_env, start_trayer, start_xvfb, stop_process
+from .waiting import wait_for
+
+ROOT = Path(__file__).resolve().parents[2]
+SCREENSHOT = Path("/work/notes/screenshot-menu.png")
+TIMEOUT = 20.0
+STATES: tuple[IconState, ...] = get_args(IconState)
+# The order the brief walks through: quiet, busy, two need you, finished, failed.
+WALK: tuple[tuple[IconState, int], ...] = (
+    ("calm", 0),
+    ("working", 0),
+    ("blocked", 2),
+    ("done", 0),
+    ("error", 0),
+)
+BADGE_RED = (200, 30, 45)
+
+
+# --- the driver, run in its own process -------------------------------------------------
+
+
+def sample_overview(state: IconState, count: int, now: float) -> Overview:
+    """Two sessions whose first one is in ``state``; it can be focused, the other not."""
+    row_state = "idle" if state == "calm" else state
+    first = Row(
+        session_id="s1",
+        label="api · ~/src/api",
+        state=row_state,
+        kind="question" if state == "blocked" else None,
+        since=now - 300,
+        msg="Allow edits to config.toml?" if state == "blocked" else "Tests passed",
+        alive=True,
+        exit_code=None,
+        unseen=state in ("done", "error"),
+        focusable=True,
+    )
+    second = Row(
+        session_id="s2",
+        label="docs · ~/src/docs",
+        state="blocked" if count >= 2 else "working",
+        kind="permission" if count >= 2 else None,
+        since=now - 42,
+        msg="Run make publish?",
+        alive=True,
+        exit_code=None,
+        unseen=False,
+        focusable=False,
+    )
+    return Overview(
+        icon_state=state, blocked_count=count, tooltip=f"test: {state}", rows=(first, second)
+    )
+
+
+def _emit(*words: str) -> None:
+    print(*words, flush=True)
+
+
+@dataclass
+class PrintingActions:
+    """Menu actions that report themselves on stdout; quit also stops the icon."""
+
+    host: IconHost | None = None
+    paused: bool = False
+
+    def mark_seen(self, session_id: str) -> None:
+        _emit("action", "mark_seen", session_id)
+
+    def dismiss(self, session_id: str) -> None:
+        _emit("action", "dismiss", session_id)
+
+    def copy_message(self, session_id: str) -> None:
+        _emit("action", "copy_message", session_id)
+
+    def focus(self, session_id: str) -> None:
+        _emit("action", "focus", session_id)
+
+    def clear_finished(self) -> None:
+        _emit("action", "clear_finished")
+
+    def pause_hour(self) -> None:
+        _emit("action", "pause_hour")
+
+    def resume(self) -> None:
+        _emit("action", "resume")
+
+    def quit(self) -> None:
+        _emit("action", "quit")
+        if self.host is not None:
+            self.host.stop()
+
+
+def drive() -> None:
+    # The host's own log goes to stderr, which the test keeps in a file.
+    logging.basicConfig(level=logging.DEBUG, format="%(asctime)s %(threadName)s %(message)s")
+    actions = PrintingActions()
+    host = IconHost("tray-test", on_ready=lambda: _emit("ready", host.backend_name()))
+    actions.host = host
+
+    def read_commands() -> None:
+        for line in sys.stdin:
+            words = line.split()
+            if words[:1] == ["show"] and words[1] in STATES:
+                state: IconState = next(s for s in STATES if s == words[1])
+                count = int(words[2])
+                now = time.time()
+                overview = sample_overview(state, count, now)
+                host.apply(overview, build_menu(overview, actions, now))
+                _emit("shown", state, str(count))
+            elif words == ["quit"]:
+                break
+        host.stop()  # also when stdin closes: the test is gone
+
+    host.run(setup=lambda: threading.Thread(target=read_commands, daemon=True).start())
+    _emit("stopped")
+
+
+# --- the test side ----------------------------------------------------------------------
+
+
+class Driver:
+    """The driver program, its stdout collected line by line."""
+
+    def __init__(self, backend: str, env: Mapping[str, str], log: Path) -> None:
+        self.log = log
+        with log.open("wb") as sink:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "tests.desktop.test_icon"],
+                cwd=ROOT,
+                env={**env, "PYSTRAY_BACKEND": backend},
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=sink,
+                text=True,
+            )
+        self.lines: list[str] = []
+        assert self.proc.stdout is not None
+        self._reader = threading.Thread(target=self._read, args=(self.proc.stdout,), daemon=True)
+        self._reader.start()
+
+    def _read(self, stream: IO[str]) -> None:
+        for line in stream:
+            self.lines.append(line.strip())
+
+    def expect(self, line: str, timeout: float = TIMEOUT) -> None:
+        def seen() -> bool:
+            if line in self.lines:
+                return True
+            if self.proc.poll() is not None and line not in self.lines:
+                raise AssertionError(
+                    f"driver exited ({self.proc.returncode}) before {line!r}; "
+                    f"printed {self.lines}; stderr: {self.log.read_text()[-2000:]}"
+                )
+            return False
+
+        wait_for(seen, timeout, what=repr(line))
+
+    def send(self, line: str) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+
+    def show(self, state: IconState, count: int) -> None:
+        self.send(f"show {state} {count}")
+        self.expect(f"shown {state} {count}")
+
+    def stop(self) -> None:
+        stop_process(self.proc)
+
+
+@pytest.fixture
+def start_driver(desktop_env: dict[str, str], tmp_path: Path) -> Iterator[Any]:
+    drivers: list[Driver] = []
+
+    def start(backend: str, env: Mapping[str, str] | None = None) -> Driver:
+        driver = Driver(backend, env or desktop_env, tmp_path / f"driver-{backend}.log")
+        drivers.append(driver)
+        return driver
+
+    yield start
+    for driver in drivers:
+        driver.stop()
+
+
+@dataclass(frozen=True)
+class Box:
+    left: int
+    top: int
+    width: int
+    height: int
+
+    @property
+    def right(self) -> int:
+        return self.left + self.width
+
+    @property
+    def bottom(self) -> int:
+        return self.top + self.height
+
+    @property
+    def centre(self) -> tuple[int, int]:
+        return self.left + self.width // 2, self.top + self.height // 2
+
+
+def _viewable_toplevels(display: str) -> list[tuple[Any, Box, bool]]:
+    """Every mapped top-level window: (window, box, override_redirect)."""
+    connection = xdisplay.Display(display)
+    try:
+        found = []
+        for window in connection.screen().root.query_tree().children:
+            attributes = window.get_attributes()
+            if attributes.map_state != X.IsViewable:
+                continue
+            geometry = window.get_geometry()
+            box = Box(geometry.x, geometry.y, geometry.width, geometry.height)
+            found.append((window.get_wm_class(), box, bool(attributes.override_redirect)))
+        return found
+    finally:
+        connection.close()
+
+
+def tray_box(display: str, wm_class: tuple[str, str]) -> Box | None:
+    """The tray's own window: trayer's panel, or the SNI host's bar."""
+    boxes = [box for cls, box, _ in _viewable_toplevels(display) if cls == wm_class]
+    return max(boxes, key=lambda box: box.width * box.height, default=None)
+
+
+def menu_boxes(display: str) -> list[Box]:
+    """Open popup menus: override-redirect windows too tall to be a tooltip."""
+    return [box for _, box, popup in _viewable_toplevels(display) if popup and box.height >= 60]
+
+
+def grab(display: str, box: Box) -> Image.Image:
+    shot = ImageGrab.grab(xdisplay=display)
+    return shot.crop((box.left, box.top, box.right, box.bottom)).convert("RGB")
+
+
+def colour_count(image: Image.Image, colour: tuple[int, int, int], tolerance: int = 60) -> int:
+    """Pixels within ``tolerance`` (summed over channels) of ``colour``."""
+    data = image.tobytes()
+    count = 0
+    for i in range(0, len(data), 3):
+        if (
+            abs(data[i] - colour[0]) + abs(data[i + 1] - colour[1]) + abs(data[i + 2] - colour[2])
+            <= tolerance
+        ):
+            count += 1
+    return count
+
+
+def main_colour(state: IconState) -> tuple[int, int, int]:
+    """The state's dominant colour, read from the artwork itself."""
+    image = icon_image(state, size=64)
+    colours = image.getcolors(64 * 64)
+    assert colours is not None
+    _, best = max((n, rgba) for n, rgba in colours if isinstance(rgba, tuple) and rgba[3] == 255)
+    assert isinstance(best, tuple)
+    return best[0], best[1], best[2]
+
+
+def icon_box(display: str, tray: tuple[str, str]) -> Box:
+    """Where our icon is drawn: the part of the tray unlike the tray's own colour."""
+
+    def find() -> Box | None:
+        box = tray_box(display, tray)
+        if box is None:
+            return None
+        shot = grab(display, box)
+        colours = shot.getcolors(shot.width * shot.height) or []
+        background = max(colours, default=(0, (0, 0, 0)))[1]
+        assert isinstance(background, tuple)
+        diff = ImageChops.difference(shot, Image.new("RGB", shot.size, background))
+        found = diff.convert("L").point(lambda v: 255 if v > 40 else 0).getbbox()
+        if found is None:
+            return None
+        left, top, right, bottom = found
+        return Box(box.left + left, box.top + top, right - left, bottom - top)
+
+    found = wait_for(find, TIMEOUT, what=f"our icon in the {tray} window")
+    assert found is not None
+    return found
+
+
+def walk_states(driver: Driver, display: str, tray: tuple[str, str]) -> None:
+    """Each state shows in the tray in its own colour, and the previous one is gone."""
+    previous: IconState | None = None
+    for state, count in WALK:
+        driver.show(state, count)
+        colour = main_colour(state)
+
+        def drawn(
+            state: IconState = state,
+            colour: tuple[int, int, int] = colour,
+            previous: IconState | None = previous,
+        ) -> bool:
+            box = tray_box(display, tray)
+            if box is None:
+                return False
+            shot = grab(display, box)
+            if colour_count(shot, colour) < 20:
+                return False
+            if previous is not None and colour_count(shot, main_colour(previous)) >= 20:
+                return False
+            return state != "blocked" or colour_count(shot, BADGE_RED, 40) >= 6
+
+        wait_for(drawn, TIMEOUT, what=f"the {state} icon in the tray")
+        previous = state
+
+
+def xdotool(display: str, *args: str) -> None:
+    subprocess.run(
+        ["xdotool", *args],
+        env=base_env(DISPLAY=display),
+        check=True,
+        timeout=10,
+        capture_output=True,
+    )
+
+
+def click(display: str, point: tuple[int, int], button: int) -> None:
+    xdotool(display, "mousemove", str(point[0]), str(point[1]), "click", str(button))
+
+
+def open_menu(display: str, at: tuple[int, int], button: int) -> list[Box]:
+    """Click the icon and wait for its menu; pressed again if the first click is lost."""
+
+    def opened() -> list[Box]:
+        return menu_boxes(display)
+
+    assert opened() == []
+    click(display, at, button)
+    return wait_for(opened, TIMEOUT, what="the tray menu to open")
+
+
+def save_screenshot(display: str, tray: Box, menus: list[Box]) -> None:
+    boxes = [tray, *menus]
+    left = max(0, min(box.left for box in boxes) - 12)
+    top = max(0, min(box.top for box in boxes) - 12)
+    right = max(box.right for box in boxes) + 12
+    bottom = max(box.bottom for box in boxes) + 12
+    shot = ImageGrab.grab(xdisplay=display).crop((left, top, right, bottom))
+    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+    shot.save(SCREENSHOT)
+
+
+def use_menu(
+    driver: Driver, display: str, tray: tuple[str, str], button: int, screenshot: bool
+) -> None:
+    """Open the menu, run the first session's Focus from its submenu, then Quit."""
+    at = icon_box(display, tray).centre
+    menus = open_menu(display, at, button)
+    # Down: the first session; Right: its submenu, whose first enabled item is Focus
+    # (the message above it is disabled).
+    xdotool(display, "key", "Down")
+    xdotool(display, "key", "Right")
+
+    def submenu_open() -> list[Box]:
+        boxes = menu_boxes(display)
+        return boxes if len(boxes) >= 2 else []
+
+    menus = wait_for(submenu_open, TIMEOUT, what="the session's submenu")
+    if screenshot:
+        tray_window = tray_box(display, tray)
+        assert tray_window is not None
+        save_screenshot(display, tray_window, menus)
+    xdotool(display, "key", "Return")
+    driver.expect("action focus s1")
+    wait_for(lambda: not menu_boxes(display), TIMEOUT, what="the menu to close")
+
+    open_menu(display, at, button)
+    # Up from nothing selected lands on the last item: Quit.
+    xdotool(display, "key", "Up")
+    xdotool(display, "key", "Return")
+    driver.expect("action quit")
+    driver.expect("stopped")
+    # No notification server runs on this bus: stopping must still end cleanly.
+    assert driver.proc.wait(TIMEOUT) == 0, driver.log.read_text()
+
+
+# WM_CLASS of trayer's panel and of the SNI host's bar.
+TRAYER = ("panel", "trayer")
+SNI_HOST = ("gtk-sni-tray-standalone", "Gtk-sni-tray-standalone")
+
+
+def test_xorg_icon_follows_the_state(start_driver: Any, xvfb_display: str, trayer: Any) -> None:
+    driver = start_driver("xorg")
+    driver.expect("ready xorg")
+    walk_states(driver, xvfb_display, TRAYER)
+    driver.send("quit")
+    driver.expect("stopped")
+    assert driver.proc.wait(TIMEOUT) == 0
+
+
+def test_xorg_icon_docks_in_a_tray_that_comes_late(start_driver: Any, tmp_path: Path) -> None:
+    """The dock request sent at start finds no tray; the host asks again later."""
+    xvfb, display = start_xvfb(tmp_path / "late-xvfb.log")
+    tray = None
+    try:
+        env = base_env(DISPLAY=display)
+        driver = start_driver("xorg", env)
+        driver.expect("ready xorg")
+        driver.show("done", 0)
+        tray = start_trayer(env, tmp_path / "late-trayer.log")
+        green = main_colour("done")
+
+        def shown() -> bool:
+            box = tray_box(display, TRAYER)
+            return box is not None and colour_count(grab(display, box), green) >= 20
+
+        wait_for(shown, TIMEOUT, what="the icon to dock in the late tray")
+        driver.send("quit")
+        driver.expect("stopped")
+    finally:
+        if tray is not None:
+            stop_process(tray)
+        stop_process(xvfb)
+
+
+def test_gtk_icon_states_default_click_and_menu(
+    start_driver: Any, xvfb_display: str, trayer: Any
+) -> None:
+    driver = start_driver("gtk")
+    driver.expect("ready gtk")
+    walk_states(driver, xvfb_display, TRAYER)
+    # A left click runs the default item: focus the most urgent session.
+    click(xvfb_display, icon_box(xvfb_display, TRAYER).centre, 1)
+    driver.expect("action focus s1")
+    driver.lines.remove("action focus s1")
+    driver.show("blocked", 2)
+    use_menu(driver, xvfb_display, TRAYER, button=3, screenshot=True)
+
+
+def test_appindicator_icon_states_and_menu(
+    start_driver: Any, xvfb_display: str, sni_host: Any
+) -> None:
+    driver = start_driver("appindicator")
+    driver.expect("ready appindicator")
+    walk_states(driver, xvfb_display, SNI_HOST)
+    use_menu(driver, xvfb_display, SNI_HOST, button=1, screenshot=False)
+
+
+if __name__ == "__main__":
+    drive()

@@ -1,0 +1,281 @@
+"""The notifier against a real dunst on a private bus, watched with dbus-monitor."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tray.app.notifier import Notifier
+
+from .services import (
+    NOTIFICATIONS,
+    BusMonitor,
+    Dunst,
+    NotifyCall,
+    base_env,
+    name_has_owner,
+    parse_notify_calls,
+    start_bus,
+    start_dunst,
+    stop_process,
+)
+from .waiting import wait_for
+
+
+class Recorder(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+    def at(self, level: int) -> list[str]:
+        return [record.getMessage() for record in self.records if record.levelno == level]
+
+    def outcomes(self) -> int:
+        """Notifications the notifier gave up on: the outage's warning, then drops."""
+        return len(self.at(logging.WARNING)) + sum(
+            message.startswith("notification dropped") for message in self.at(logging.DEBUG)
+        )
+
+
+@pytest.fixture
+def recorder() -> Iterator[Recorder]:
+    handler = Recorder()
+    log = logging.getLogger(f"tray.test.notifier.{id(handler)}")
+    log.setLevel(logging.DEBUG)
+    log.propagate = False
+    log.addHandler(handler)
+    yield handler
+    log.removeHandler(handler)
+
+
+def notifier_threads() -> int:
+    return sum(thread.name == "tray-notifier" for thread in threading.enumerate())
+
+
+def make_notifier(recorder: Recorder, clicks: list[str]) -> Notifier:
+    log = logging.getLogger(f"tray.test.notifier.{id(recorder)}")
+    return Notifier("tray-test", clicks.append, log)
+
+
+@pytest.fixture
+def on_dunst(dunst: Dunst, monkeypatch: pytest.MonkeyPatch) -> Iterator[Dunst]:
+    """The shared dunst, emptied, with this process's bus pointed at it."""
+    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", dunst.address)
+    dunst.close_all()
+    yield dunst
+    dunst.close_all()
+
+
+def test_one_notify_call_with_the_body_cleaned_and_escaped(
+    on_dunst: Dunst, bus_monitor: BusMonitor, recorder: Recorder
+) -> None:
+    clicks: list[str] = []
+    notifier = make_notifier(recorder, clicks)
+    try:
+        notifier.send(
+            "build \u2066done\u2069",
+            "<b>rm -rf</b> & \u202eevil\u202c\u200b now\x07",
+            "critical",
+            "session-secret-key",
+        )
+        [call] = bus_monitor.wait_for_notify(1)
+        wait_for(lambda: on_dunst.count() == 1, what="dunst to show the notification")
+    finally:
+        notifier.close()
+
+    assert bus_monitor.notify_calls() == [call]
+    assert call.app_name == "tray-test"
+    assert call.summary == "build done"
+    assert call.body == "&lt;b&gt;rm -rf&lt;/b&gt; &amp; evil now"
+    assert call.urgency == 2
+    assert "default" in call.actions[::2]
+    # The key is for on_click only; it never goes on the bus.
+    assert "session-secret-key" not in bus_monitor.text()
+    assert recorder.at(logging.WARNING) == []
+
+
+def test_clicking_a_notification_calls_on_click_with_its_key(
+    on_dunst: Dunst, bus_monitor: BusMonitor, recorder: Recorder
+) -> None:
+    clicks: list[str] = []
+    notifier = make_notifier(recorder, clicks)
+    try:
+        keys: list[str] = []
+        for number, (key, urgency) in enumerate([("session-a", "normal"), ("session-b", "low")]):
+            keys.append(key)
+            notifier.send("needs you", f"approve {number}", urgency, key)
+            wait_for(lambda: on_dunst.count() == 1, what="dunst to show it")
+            on_dunst.action(0)
+            wait_for(lambda: len(clicks) == len(keys), what=f"click {number}")
+            # dunstctl's action leaves the notification open (a mouse click closes it).
+            on_dunst.close_all()
+    finally:
+        notifier.close()
+
+    assert clicks == ["session-a", "session-b"]
+    assert [call.urgency for call in bus_monitor.notify_calls()] == [1, 0]
+
+
+def test_on_click_may_close_the_notifier(on_dunst: Dunst, recorder: Recorder) -> None:
+    log = logging.getLogger(f"tray.test.notifier.{id(recorder)}")
+    notifiers: list[Notifier] = []
+    notifier = Notifier("tray-test", lambda key: notifiers[0].close(), log)
+    notifiers.append(notifier)
+    running = notifier_threads()
+    try:
+        notifier.send("quit", "from the click", "normal", "k")
+        wait_for(lambda: on_dunst.count() == 1, what="dunst to show it")
+        on_dunst.action(0)
+        wait_for(lambda: notifier_threads() == running - 1, what="the notifier thread to end")
+    finally:
+        notifier.close()
+    assert recorder.at(logging.ERROR) == []
+
+
+def test_no_server_warns_once_per_outage_and_recovers(
+    xvfb_display: str,
+    tmp_path: Path,
+    recorder: Recorder,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    bus, address = start_bus(tmp_path / "bus")
+    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", address)
+    env = base_env(DISPLAY=xvfb_display, DBUS_SESSION_BUS_ADDRESS=address)
+    clicks: list[str] = []
+    notifier = make_notifier(recorder, clicks)
+    servers: list[Dunst] = []
+    try:
+        for number in range(3):
+            notifier.send("lost", f"number {number}", "normal", "lost")
+        wait_for(lambda: recorder.outcomes() == 3, what="three dropped notifications")
+        [warning] = recorder.at(logging.WARNING)
+        assert "no notification server" in warning
+
+        servers.append(start_dunst(env, tmp_path / "dunst"))
+        notifier.send("back", "delivered", "normal", "first-server")
+        wait_for(lambda: servers[0].count() == 1, what="delivery once dunst runs")
+        assert any("back" in message for message in recorder.at(logging.INFO))
+
+        # A second outage is a second warning, and a restarted server works in full.
+        servers[0].stop()
+        wait_for(lambda: not name_has_owner(env, NOTIFICATIONS), what="dunst to leave")
+        notifier.send("lost", "again", "normal", "lost")
+        notifier.send("lost", "and again", "normal", "lost")
+        wait_for(lambda: recorder.outcomes() == 5, what="two more dropped notifications")
+        assert len(recorder.at(logging.WARNING)) == 2
+
+        servers.append(start_dunst(env, tmp_path / "dunst"))
+        notifier.send("back", "again", "normal", "second-server")
+        wait_for(lambda: servers[1].count() == 1, what="delivery to the new dunst")
+        servers[1].action(0)
+        wait_for(lambda: clicks == ["second-server"], what="the click on the new dunst")
+    finally:
+        notifier.close()
+        for server in servers:
+            server.stop()
+        stop_process(bus)
+    assert len(recorder.at(logging.WARNING)) == 2
+
+
+def test_no_bus_at_all_warns_once_and_close_still_works(
+    tmp_path: Path, recorder: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", f"unix:path={tmp_path / 'no-bus'}")
+    notifier = make_notifier(recorder, [])
+    try:
+        notifier.send("a", "b", "normal", "k")
+        notifier.send("a", "b", "low", "k")
+        wait_for(lambda: recorder.outcomes() == 2, what="two dropped notifications")
+    finally:
+        notifier.close()
+    [warning] = recorder.at(logging.WARNING)
+    assert "cannot reach the D-Bus session bus" in warning
+
+
+def test_close_stops_the_thread_and_later_sends_are_ignored(
+    tmp_path: Path, recorder: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", f"unix:path={tmp_path / 'no-bus'}")
+
+    before = notifier_threads()
+    notifier = make_notifier(recorder, [])
+    assert notifier_threads() == before + 1
+    notifier.close()
+    assert notifier_threads() == before
+    notifier.send("after", "close", "normal", "k")
+    notifier.close()
+    assert recorder.outcomes() == 0
+
+
+def test_an_unknown_urgency_is_a_programming_error(
+    recorder: Recorder, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", f"unix:path={tmp_path / 'no-bus'}")
+    notifier = make_notifier(recorder, [])
+    try:
+        with pytest.raises(ValueError, match="urgency"):
+            notifier.send("a", "b", "urgent", "k")
+    finally:
+        notifier.close()
+
+
+def test_neither_title_nor_body_can_inject_markup_into_what_dunst_shows(
+    on_dunst: Dunst, recorder: Recorder
+) -> None:
+    notifier = make_notifier(recorder, [])
+    try:
+        notifier.send("<i>title</i>", "<i>body</i> a < b", "low", "k")
+        wait_for(lambda: on_dunst.count() == 1, what="dunst to show it")
+    finally:
+        notifier.close()
+    on_dunst.close_all()
+    ours = [entry for entry in on_dunst.history() if entry["appname"] == "tray-test"]
+    newest = max(ours, key=lambda entry: int(str(entry["id"])))
+    assert newest["summary"] == "<i>title</i>"  # dunst escapes the summary itself
+    # "message" is the markup dunst renders: the text is in it, and no <i> element.
+    message = str(newest["message"])
+    assert "&lt;i&gt;title&lt;/i&gt;" in message
+    assert "&lt;i&gt;body&lt;/i&gt; a &lt; b" in message
+    assert "<i>" not in message
+
+
+MONITOR_OUTPUT = """\
+signal time=1.0 sender=org.freedesktop.DBus -> destination=:1.2 serial=2 member=NameAcquired
+   string ":1.2"
+method call time=2.0 sender=:1.3 -> destination=:1.0 serial=7 member=Notify
+   string "app"
+   uint32 5
+   string ""
+   string "say "hi""
+   string "line one
+line two"
+   array [
+      string "default"
+      string ""
+   ]
+   array [
+      dict entry(
+         string "urgency"
+         variant             byte 2
+      )
+   ]
+   int32 -1
+method call time=3.0 sender=:1.3 -> destination=:1.0 serial=8 member=Notify
+   string "still arriving"
+   uint32 0
+"""
+
+
+def test_the_monitor_parser_reads_raw_strings_and_skips_unfinished_calls() -> None:
+    assert parse_notify_calls(MONITOR_OUTPUT) == [
+        NotifyCall(
+            "app", 5, "", 'say "hi"', "line one\nline two", ["default", ""], {"urgency": 2}, -1
+        )
+    ]

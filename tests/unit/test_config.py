@@ -1,0 +1,267 @@
+"""config.toml into typed settings: defaults, durations, quiet hours, and errors naming the key."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from tray.config import (
+    Config,
+    ConfigError,
+    NotifyConfig,
+    QuietHours,
+    SessionsConfig,
+    load_config,
+    parse_config,
+    parse_duration,
+)
+from tray.environment import Environment
+
+
+def env_for(config_home: Path) -> Environment:
+    return Environment(
+        environ={"XDG_CONFIG_HOME": str(config_home)},
+        stdout=io.StringIO(),
+        stderr=io.StringIO(),
+    )
+
+
+def write_config(config_home: Path, text: str | bytes) -> Path:
+    path = config_home / "tray" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_missing_file_gives_the_documented_defaults(tmp_path: Path) -> None:
+    config = load_config(env_for(tmp_path))
+    assert config.sessions.keep_ended == 24 * 3600
+    notify = config.notify
+    assert notify.enabled is True
+    assert notify.states == ("blocked", "error", "done")
+    assert (notify.settle, notify.dedup_window, notify.burst, notify.burst_window) == (
+        1.0,
+        30.0,
+        3,
+        10.0,
+    )
+    assert (notify.typing_grace, notify.done_after, notify.quiet_hours) == (5.0, 30.0, None)
+
+
+def test_empty_file_gives_the_defaults(tmp_path: Path) -> None:
+    write_config(tmp_path, "")
+    assert load_config(env_for(tmp_path)) == Config()
+
+
+def test_every_key_is_read(tmp_path: Path) -> None:
+    write_config(
+        tmp_path,
+        """
+        [sessions]
+        keep_ended = "2h"
+
+        [notify]
+        enabled = false
+        states = ["done", "blocked"]
+        settle = 0.5
+        dedup_window = "1m"
+        burst = 5
+        burst_window = 20
+        typing_grace = "750ms"
+        done_after = "1h30m"
+        quiet_hours = "22:30-07:00"
+        """,
+    )
+    assert load_config(env_for(tmp_path)) == Config(
+        sessions=SessionsConfig(keep_ended=7200.0),
+        notify=NotifyConfig(
+            enabled=False,
+            states=("blocked", "done"),
+            settle=0.5,
+            dedup_window=60.0,
+            burst=5,
+            burst_window=20.0,
+            typing_grace=0.75,
+            done_after=5400.0,
+            quiet_hours=QuietHours(start=22 * 60 + 30, end=7 * 60),
+        ),
+    )
+
+
+def test_config_lives_under_xdg_config_home(tmp_path: Path) -> None:
+    write_config(tmp_path / "elsewhere", "[sessions]\nkeep_ended = 5\n")
+    assert load_config(env_for(tmp_path)).sessions.keep_ended == 24 * 3600
+    assert load_config(env_for(tmp_path / "elsewhere")).sessions.keep_ended == 5
+
+
+def test_relative_xdg_config_home_is_ignored() -> None:
+    directory = Environment(environ={"XDG_CONFIG_HOME": "relative"}).config_dir()
+    assert directory.is_absolute()
+    assert directory.name == "tray"
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [
+        (0, 0.0),
+        (7, 7.0),
+        (2.5, 2.5),
+        ("500ms", 0.5),
+        ("30s", 30.0),
+        ("5m", 300.0),
+        ("1h", 3600.0),
+        ("2d", 172800.0),
+        ("1.5h", 5400.0),
+        ("1h30m", 5400.0),
+        ("1m30s250ms", 90.25),
+        (" 10s ", 10.0),
+        ("12", 12.0),
+    ],
+)
+def test_durations(value: object, seconds: float) -> None:
+    assert parse_duration(value) == pytest.approx(seconds)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [-1, -0.5, float("inf"), float("nan"), True, "x", "", "5 m", "5mm", "m", "1h-5m", "-5s",
+     "5 s", "1e3s", "s5", "5ms5", [], {}],
+)  # fmt: skip
+def test_bad_durations_are_refused(value: object) -> None:
+    with pytest.raises(ValueError, match="seconds >= 0"):
+        parse_duration(value)
+
+
+@given(st.integers(min_value=0, max_value=10**6), st.sampled_from(["ms", "s", "m", "h", "d"]))
+def test_every_unit_scales(amount: int, unit: str) -> None:
+    scale = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}[unit]
+    assert parse_duration(f"{amount}{unit}") == pytest.approx(amount * scale)
+
+
+@pytest.mark.parametrize(
+    ("toml", "key", "shown"),
+    [
+        ('[notify]\nsettle = "x"', "notify.settle", '"x"'),
+        ("[notify]\nsettle = -1", "notify.settle", "-1"),
+        ("[notify]\ndedup_window = true", "notify.dedup_window", "true"),
+        ('[notify]\nburst_window = "10"x', None, None),
+        ('[sessions]\nkeep_ended = "forever"', "sessions.keep_ended", '"forever"'),
+        ('[notify]\nenabled = "yes"', "notify.enabled", '"yes"'),
+        ("[notify]\nburst = 0", "notify.burst", "0"),
+        ("[notify]\nburst = 2.0", "notify.burst", "2.0"),
+        ("[notify]\nburst = true", "notify.burst", "true"),
+        ('[notify]\nstates = ["done", "idle"]', "notify.states", '["done", "idle"]'),
+        ('[notify]\nstates = "done"', "notify.states", '"done"'),
+        ('[notify]\nquiet_hours = "22:00"', "notify.quiet_hours", '"22:00"'),
+        ('[notify]\nquiet_hours = "24:00-07:00"', "notify.quiet_hours", '"24:00-07:00"'),
+        ('[notify]\nquiet_hours = "22:60-07:00"', "notify.quiet_hours", '"22:60-07:00"'),
+        ('[notify]\nquiet_hours = "07:00-07:00"', "notify.quiet_hours", '"07:00-07:00"'),
+        ("[notify]\nquiet_hours = 22", "notify.quiet_hours", "22"),
+        ("[notify]\nsetle = 1", "notify.setle", None),
+        ("[sessions]\nkeep = 1", "sessions.keep", None),
+        ("[notfy]\nsettle = 1", "notfy", None),
+        ("sessions = 3", "sessions", "3"),
+        ("version = 1", "version", None),
+    ],
+)
+def test_errors_name_the_key_and_the_value(
+    tmp_path: Path, toml: str, key: str | None, shown: str | None
+) -> None:
+    path = write_config(tmp_path, toml + "\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(env_for(tmp_path))
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.startswith(f"{path}: ")
+    if key is not None:
+        assert f": {key}: " in message
+    if shown is not None:
+        assert message.endswith(f"got {shown}")
+
+
+def test_unknown_key_lists_the_known_ones() -> None:
+    with pytest.raises(ConfigError, match=r"config\.toml: notify\.setle: unknown key .*settle"):
+        parse_config({"notify": {"setle": 1}})
+
+
+def test_the_documented_error_wording() -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_config({"notify": {"settle": "x"}})
+    assert str(caught.value).startswith("config.toml: notify.settle: expected a number of seconds")
+    assert str(caught.value).endswith('got "x"')
+
+
+def test_toml_syntax_error_is_one_line_with_the_file(tmp_path: Path) -> None:
+    path = write_config(tmp_path, "[notify\nsettle = 1\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(env_for(tmp_path))
+    assert str(caught.value).startswith(f"{path}: ")
+
+
+def test_non_utf8_file_is_a_config_error(tmp_path: Path) -> None:
+    write_config(tmp_path, b'[notify]\nsettle = "\xff"\n')
+    with pytest.raises(ConfigError, match=r"UTF-8|utf-8"):
+        load_config(env_for(tmp_path))
+
+
+def test_unreadable_path_is_a_config_error(tmp_path: Path) -> None:
+    (tmp_path / "tray" / "config.toml").mkdir(parents=True)
+    with pytest.raises(ConfigError, match=r"config\.toml: Is a directory"):
+        load_config(env_for(tmp_path))
+
+
+def test_states_are_kept_in_canonical_order_without_duplicates() -> None:
+    config = parse_config({"notify": {"states": ["done", "error", "done"]}})
+    assert config.notify.states == ("error", "done")
+    assert parse_config({"notify": {"states": []}}).notify.states == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "start", "end"),
+    [("22:00-07:30", 1320, 450), ("9:05-17:00", 545, 1020), ("00:00 - 23:59", 0, 1439)],
+)
+def test_quiet_hours_parse(text: str, start: int, end: int) -> None:
+    assert parse_config({"notify": {"quiet_hours": text}}).notify.quiet_hours == QuietHours(
+        start, end
+    )
+
+
+def test_quiet_hours_within_a_day() -> None:
+    hours = QuietHours(start=9 * 60, end=17 * 60)
+    assert [hours.contains(m) for m in (0, 539, 540, 1019, 1020, 1439)] == [
+        False,
+        False,
+        True,
+        True,
+        False,
+        False,
+    ]
+
+
+def test_quiet_hours_wrapping_midnight() -> None:
+    hours = QuietHours(start=22 * 60, end=7 * 60)
+    assert [hours.contains(m) for m in (0, 419, 420, 1319, 1320, 1439)] == [
+        True,
+        True,
+        False,
+        False,
+        True,
+        True,
+    ]
+
+
+@given(st.integers(0, 1439), st.integers(0, 1439), st.integers(0, 1439))
+def test_quiet_hours_wrap_is_the_complement_of_the_day_window(
+    start: int, end: int, minute: int
+) -> None:
+    assume(start != end)
+    forward = QuietHours(start, end).contains(minute)
+    backward = QuietHours(end, start).contains(minute)
+    assert forward != backward

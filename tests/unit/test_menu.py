@@ -1,0 +1,225 @@
+"""The tray menu built from an overview, driven through pystray's own item objects."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import pytest
+
+from tray.app.menu import (
+    MESSAGE_WIDTH,
+    NO_SESSIONS,
+    PAUSE,
+    RESUME,
+    build_menu,
+    row_header,
+    shorten,
+)
+from tray.app.overview import Overview, Row
+
+NOW = 10_000.0
+ICON = object()  # stands in for the pystray.Icon that backends pass to actions
+
+
+@pytest.fixture(autouse=True)
+def pystray_without_display(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """Menus need only pystray's pure classes; the dummy backend imports without X.
+
+    The variable is restored after the test so subprocesses started by other tests
+    still choose their own backend.
+    """
+    monkeypatch.setenv("PYSTRAY_BACKEND", "dummy")
+    yield importlib.import_module("pystray")
+
+
+@dataclass
+class Recorder:
+    """A MenuActions that writes down every call."""
+
+    paused: bool = False
+    calls: list[tuple[str, ...]] = field(default_factory=list)
+
+    def mark_seen(self, session_id: str) -> None:
+        self.calls.append(("mark_seen", session_id))
+
+    def dismiss(self, session_id: str) -> None:
+        self.calls.append(("dismiss", session_id))
+
+    def copy_message(self, session_id: str) -> None:
+        self.calls.append(("copy_message", session_id))
+
+    def focus(self, session_id: str) -> None:
+        self.calls.append(("focus", session_id))
+
+    def clear_finished(self) -> None:
+        self.calls.append(("clear_finished",))
+
+    def pause_hour(self) -> None:
+        self.calls.append(("pause_hour",))
+        self.paused = True
+
+    def resume(self) -> None:
+        self.calls.append(("resume",))
+        self.paused = False
+
+    def quit(self) -> None:
+        self.calls.append(("quit",))
+
+
+def make_row(session_id: str = "s1", **changes: Any) -> Row:
+    row = Row(
+        session_id=session_id,
+        label="api · ~/src/api",
+        state="blocked",
+        kind="question",
+        since=NOW - 300,
+        msg="Allow edits to config.toml?",
+        alive=True,
+        exit_code=None,
+        unseen=False,
+        focusable=True,
+    )
+    return replace(row, **changes)
+
+
+def overview(*rows: Row) -> Overview:
+    return Overview(icon_state="calm", blocked_count=0, tooltip="t", rows=rows)
+
+
+SEPARATOR = "---"
+
+
+def texts(menu: Any) -> list[str]:
+    separator = importlib.import_module("pystray").Menu.SEPARATOR
+    return [SEPARATOR if item is separator else item.text for item in menu]
+
+
+def find(menu: Any, text: str) -> Any:
+    matches = [item for item in menu if item.text == text]
+    assert len(matches) == 1, (text, texts(menu))
+    return matches[0]
+
+
+def test_no_sessions() -> None:
+    actions = Recorder()
+    menu = build_menu(overview(), actions, NOW)
+    assert texts(menu) == [NO_SESSIONS, SEPARATOR, "Clear all finished", PAUSE, "Quit"]
+    assert not find(menu, NO_SESSIONS).enabled
+    assert not find(menu, "Clear all finished").enabled
+    menu(ICON)  # a left click with no default does nothing
+    assert actions.calls == []
+
+
+def test_one_submenu_per_session_in_overview_order() -> None:
+    rows = (
+        make_row("a", label="first"),
+        make_row("b", label="second", state="working", kind=None, msg=None),
+        make_row("c", label="third", state="done", kind=None, alive=False, exit_code=0),
+    )
+    menu = build_menu(overview(*rows), Recorder(), NOW)
+    headers = [item.text for item in menu if item.submenu is not None]
+    assert headers == [
+        "first — blocked (question) 5m",
+        "second — working 5m",
+        "third — done, ended 5m",
+    ]
+
+
+def test_submenu_items_follow_the_row() -> None:
+    row = make_row("a", msg="x" * 200, focusable=True, unseen=False, alive=True)
+    submenu = find(build_menu(overview(row), Recorder(), NOW), row_header(row, NOW)).submenu
+    message = next(iter(submenu))
+    assert message.text == "x" * (MESSAGE_WIDTH - 1) + "…"
+    assert not message.enabled
+    assert texts(submenu)[1] == SEPARATOR
+    separator = importlib.import_module("pystray").Menu.SEPARATOR
+    enabled = {item.text: item.enabled for item in submenu if item is not separator}
+    assert enabled == {
+        message.text: False,
+        "Focus": True,
+        "Copy message": True,
+        "Mark seen": False,
+        "Dismiss": False,
+    }
+
+    other = make_row("b", msg=None, focusable=False, unseen=True, alive=False, state="error")
+    submenu = find(build_menu(overview(other), Recorder(), NOW), row_header(other, NOW)).submenu
+    enabled = {item.text: item.enabled for item in submenu}
+    assert enabled == {"Focus": False, "Copy message": False, "Mark seen": True, "Dismiss": True}
+
+
+def test_items_run_their_action_for_their_session() -> None:
+    actions = Recorder()
+    rows = (make_row("a", label="one"), make_row("b", label="two", unseen=True, alive=False))
+    menu = build_menu(overview(*rows), actions, NOW)
+    for row in rows:
+        submenu = find(menu, row_header(row, NOW)).submenu
+        for text in ("Focus", "Copy message", "Mark seen", "Dismiss"):
+            find(submenu, text)(ICON)
+    assert actions.calls == [
+        (name, sid)
+        for sid in ("a", "b")
+        for name in ("focus", "copy_message", "mark_seen", "dismiss")
+    ]
+
+
+def test_app_items() -> None:
+    actions = Recorder()
+    menu = build_menu(overview(make_row(state="done", alive=False)), actions, NOW)
+    clear = find(menu, "Clear all finished")
+    assert clear.enabled
+    clear(ICON)
+    find(menu, "Quit")(ICON)
+    assert actions.calls == [("clear_finished",), ("quit",)]
+
+
+def test_pause_item_toggles_and_follows_the_state() -> None:
+    actions = Recorder()
+    menu = build_menu(overview(), actions, NOW)
+    find(menu, PAUSE)(ICON)
+    assert actions.calls == [("pause_hour",)]
+    # The same menu object now offers to resume: the text is read when shown.
+    find(menu, RESUME)(ICON)
+    assert actions.calls == [("pause_hour",), ("resume",)]
+    assert PAUSE in texts(menu)
+
+    paused = Recorder(paused=True)
+    assert RESUME in texts(build_menu(overview(), paused, NOW))
+
+
+def test_left_click_focuses_the_most_urgent_session_when_it_can() -> None:
+    actions = Recorder()
+    rows = (make_row("urgent"), make_row("later"))
+    menu = build_menu(overview(*rows), actions, NOW)
+    menu(ICON)
+    assert actions.calls == [("focus", "urgent")]
+    # The default item is not shown twice: it lives in the session's submenu.
+    assert "Focus" not in texts(menu)
+
+    actions = Recorder()
+    rows = (make_row("urgent", focusable=False), make_row("later"))
+    build_menu(overview(*rows), actions, NOW)(ICON)
+    assert actions.calls == []
+
+
+def test_clear_is_disabled_when_nothing_finished() -> None:
+    menu = build_menu(overview(make_row(state="working", alive=True)), Recorder(), NOW)
+    assert not find(menu, "Clear all finished").enabled
+
+
+def test_header_without_state() -> None:
+    alive = make_row(state=None, kind=None)
+    ended = make_row(state=None, kind=None, alive=False)
+    assert row_header(alive, NOW) == "api · ~/src/api — running 5m"
+    assert row_header(ended, NOW) == "api · ~/src/api — ended 5m"
+
+
+def test_long_labels_and_messages_stay_on_one_short_line() -> None:
+    row = make_row(label="l" * 300, msg="a\nb\t c" + " " * 10)
+    assert len(row_header(row, NOW)) <= 80
+    assert shorten("a\nb\t c \u202e  ", 60) == "a b c"
+    assert shorten("abcdef", 6) == "abcdef"
+    assert shorten("abcdefg", 6) == "abcde…"

@@ -1,0 +1,281 @@
+"""The pystray adapter: one tray icon, shown with whichever backend pystray picks.
+
+pystray chooses its backend from PYSTRAY_BACKEND (else appindicator, gtk, xorg in that
+order) when it is first imported, so the import happens here, lazily: without a
+display it raises an Xlib error rather than ImportError.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+from PIL import Image
+
+from tray.app.icons import icon_image
+from tray.app.overview import IconState, Overview
+
+log = logging.getLogger(__name__)
+
+DEFAULT_SIZE = 64
+# Seconds between checks on the xorg icon's slot; doubled after every miss.
+DOCK_CHECK_FIRST = 0.5
+DOCK_CHECK_MAX = 8.0
+# When the tray's own colour cannot be read, a neutral grey looks least wrong.
+FALLBACK_BACKGROUND = (128, 128, 128)
+
+
+class TrayUnavailableError(RuntimeError):
+    """No tray icon can be shown in this environment."""
+
+
+class NoDisplayError(TrayUnavailableError):
+    """No usable display, or no pystray backend for it."""
+
+
+def load_pystray() -> ModuleType:
+    """Import pystray, turning "no display" into :class:`NoDisplayError`."""
+    try:
+        import pystray  # noqa: PLC0415, TID251  (lazy: importing it needs a display)
+    except ImportError as error:
+        raise NoDisplayError(f"cannot show a tray icon: {error}") from error
+    except Exception as error:
+        # Xlib.error.DisplayNameError / DisplayConnectionError: no $DISPLAY, or it
+        # cannot be reached. Xlib exists only on X11 systems, so match by module.
+        if type(error).__module__.startswith("Xlib"):
+            raise NoDisplayError(f"cannot show a tray icon: no X display ({error})") from error
+        raise
+    module: ModuleType = pystray
+    return module
+
+
+def _tolerant(base: type[Any]) -> type[Any]:
+    """The backend's Icon class, made independent of a notification server.
+
+    The gtk and appindicator backends open a proxy to org.freedesktop.Notifications
+    when they start and close their last notification when they stop. We never use
+    pystray's notifications, yet with no session bus the start raises (and leaves
+    pystray's setup thread waiting forever), and with no notification server the stop
+    raises out of ``run()``.
+    """
+    if not hasattr(base, "_finalize"):
+        return base
+
+    class TolerantIcon(base):  # type: ignore[misc]
+        def _initialize(self) -> None:
+            try:
+                super()._initialize()
+            except Exception as error:
+                if self._running:  # failed after the loop was marked ready: a real error
+                    raise
+                log.info("no D-Bus session bus (%s); the tray icon works without it", error)
+                self._notifier = None
+                self._mark_ready()
+
+        def _finalize(self) -> None:
+            try:
+                super()._finalize()
+            except Exception as error:
+                log.debug("ignoring error from pystray shutdown: %s", error)
+
+    TolerantIcon.__name__ = base.__name__
+    TolerantIcon.__qualname__ = base.__qualname__
+    return TolerantIcon
+
+
+@dataclass(frozen=True, slots=True)
+class XorgSlot:
+    """The place an XEmbed tray gave the xorg icon."""
+
+    width: int
+    height: int
+    background: tuple[int, int, int]
+
+
+def _rgb_image(window: Any, width: int, height: int) -> Image.Image:
+    import Xlib.X  # noqa: PLC0415  (only on X11)
+
+    reply = window.get_image(0, 0, width, height, Xlib.X.ZPixmap, 0xFFFFFFFF)
+    # A 24-bit TrueColor visual delivers 32-bit little-endian pixels.
+    return Image.frombytes("RGB", (width, height), reply.data, "raw", "BGRX")
+
+
+def xorg_slot(icon: Any) -> XorgSlot | None:
+    """Where the xorg backend's window sits, or None while it is not docked.
+
+    An XEmbed icon window stays unmapped until a tray embeds and maps it, so
+    "viewable and not a child of the root" means "docked". The tray's colour is read
+    around the icon, in the tray's top-level window, because the xorg backend draws
+    an opaque picture and cannot show the tray through transparent pixels.
+    """
+    import Xlib.X  # noqa: PLC0415  (only on X11)
+
+    window = icon._window
+    root = icon._display.screen().root
+    if window.get_attributes().map_state != Xlib.X.IsViewable:
+        return None
+    top = window
+    while (parent := top.query_tree().parent) and parent.id != root.id:
+        top = parent
+    if top.id == window.id:
+        return None
+    ours = window.get_geometry()
+    width, height = int(ours.width), int(ours.height)
+    background = FALLBACK_BACKGROUND
+    try:
+        frame = top.get_geometry()
+        origin = window.translate_coords(top, 0, 0)
+        left, upper = -int(origin.x), -int(origin.y)  # our origin inside ``top``
+        picture = _rgb_image(top, int(frame.width), int(frame.height))
+        around = Counter(
+            picture.getpixel((x, y))
+            for x in range(picture.width)
+            for y in range(picture.height)
+            if not (left <= x < left + width and upper <= y < upper + height)
+        )
+        if around:
+            colour = around.most_common(1)[0][0]
+            assert isinstance(colour, tuple)
+            background = (int(colour[0]), int(colour[1]), int(colour[2]))
+    except Exception as error:
+        log.debug("cannot read the tray's colour: %s", error)
+    return XorgSlot(width, height, background)
+
+
+def fit_to_slot(image: Image.Image, slot: XorgSlot) -> Image.Image:
+    """``image`` centred on the slot's exact size, flattened on the tray's colour.
+
+    The xorg backend stretches whatever it gets to its window and drops alpha.
+    """
+    canvas = Image.new("RGB", (slot.width, slot.height), slot.background)
+    canvas.paste(image, ((slot.width - image.width) // 2, (slot.height - image.height) // 2), image)
+    return canvas
+
+
+class IconHost:
+    """One pystray icon: created now, shown by :meth:`run`, updated by :meth:`apply`.
+
+    ``on_ready`` is called once the icon has been asked to show itself, from a helper
+    thread, before the ``setup`` callable given to :meth:`run`.
+    """
+
+    def __init__(self, name: str, on_ready: Callable[[], None] | None = None) -> None:
+        pystray = load_pystray()
+        self._on_ready = on_ready
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._ready = threading.Event()
+        self._stopped = False
+        self._state: tuple[IconState, int] = ("calm", 0)
+        self._slot: XorgSlot | None = None
+        self._icon: Any = _tolerant(pystray.Icon)(name, icon=self._picture(), title=name)
+
+    @property
+    def icon(self) -> Any:
+        """The pystray.Icon, for tests and backend-specific needs."""
+        return self._icon
+
+    def backend_name(self) -> str:
+        """ "xorg", "gtk", "appindicator", "darwin", "win32" or "dummy"."""
+        for cls in type(self._icon).__mro__:
+            module = cls.__module__
+            if module.startswith("pystray._") and module != "pystray._base":
+                return module.removeprefix("pystray._")
+        return type(self._icon).__module__
+
+    def apply(self, overview: Overview, menu: Any) -> None:
+        """Show ``overview`` and ``menu``; callable from any thread."""
+        with self._lock:
+            self._state = (overview.icon_state, overview.blocked_count)
+            self._icon.icon = self._picture()
+            self._icon.title = overview.tooltip
+            self._icon.menu = menu
+            self._set_tooltip(overview.tooltip)
+
+    def run(self, setup: Callable[[], None] | None = None) -> None:
+        """Show the icon and handle its events until :meth:`stop`; main thread only.
+
+        ``setup`` runs in a helper thread once the icon is shown; it should return
+        soon (start threads), because stopping waits a few seconds for it.
+        """
+        self._icon.run(setup=lambda _icon: self._started(setup))
+
+    def stop(self) -> None:
+        """End :meth:`run`; safe from any thread, twice, or before the loop started."""
+        self._stopping.set()
+        if self._ready.is_set():
+            self._stop_icon()
+
+    def _stop_icon(self) -> None:
+        with self._lock:
+            if self._stopped:
+                return
+            self._stopped = True
+        self._icon.stop()
+
+    def _started(self, setup: Callable[[], None] | None) -> None:
+        self._icon.visible = True
+        self._ready.set()
+        if self._stopping.is_set():
+            # stop() came before the loop was ready, when pystray would ignore it.
+            self._stop_icon()
+            return
+        if self.backend_name() == "xorg":
+            threading.Thread(target=self._watch_slot, name="tray-dock", daemon=True).start()
+        if self._on_ready is not None:
+            self._on_ready()
+        if setup is not None:
+            setup()
+
+    def _picture(self) -> Image.Image:
+        state, count = self._state
+        if self._slot is None:
+            return icon_image(state, count, size=DEFAULT_SIZE)
+        size = min(self._slot.width, self._slot.height)
+        return fit_to_slot(icon_image(state, count, size=size), self._slot)
+
+    def _watch_slot(self) -> None:
+        """Keep the xorg icon docked, and drawn for the slot it got.
+
+        The xorg backend sends its dock request once, and now and then the tray misses
+        it (about one start in 10 to 40 under trayer): the icon never appears. Setting
+        the image again re-sends the request.
+        """
+        delay = DOCK_CHECK_FIRST
+        while not self._stopping.wait(delay):
+            try:
+                slot = xorg_slot(self._icon)
+            except Exception as error:
+                # The window is gone (stopping) or pystray changed its insides.
+                log.debug("cannot inspect the xorg icon: %s", error)
+                return
+            with self._lock:
+                if self._stopping.is_set():
+                    return
+                if slot is None:
+                    log.info("tray icon not docked yet; asking the tray again")
+                    delay = min(delay * 2, DOCK_CHECK_MAX)
+                elif slot != self._slot:
+                    delay = DOCK_CHECK_MAX
+                else:
+                    continue
+                self._slot = slot
+                self._icon.icon = self._picture()
+
+    def _set_tooltip(self, text: str) -> None:
+        """pystray's gtk backend sets only the status icon's title, which no tray shows."""
+        status_icon = getattr(self._icon, "_status_icon", None)
+        if status_icon is None:
+            return
+        from gi.repository import GLib  # noqa: PLC0415  (present with the gtk backend)
+
+        def set_text() -> bool:
+            status_icon.set_tooltip_text(text)
+            return False  # run once
+
+        GLib.idle_add(set_text)

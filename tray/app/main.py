@@ -1,0 +1,303 @@
+"""Wires the tray app together; the only module that knows every part.
+
+Threads: pystray owns the main thread (macOS requires it). One worker thread reads the
+state directory when the watcher says it changed, or on a slow timer for liveness, and
+pushes the result to the icon, the menu and the notification policy.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import IO
+
+from tray.app.clipboard import copy_text
+from tray.app.focus import focus_session
+from tray.app.icon_host import IconHost, NoDisplayError
+from tray.app.memory import FILE_NAME, forget_missing, load_memory, save_memory
+from tray.app.menu import build_menu
+from tray.app.notifier import Notifier
+from tray.app.overview import AppMemory, Overview, Row, StateSince, build_overview
+from tray.app.policy import NotificationPolicy, PolicySettings, Ping, observe_session
+from tray.app.watcher import DirectoryWatcher
+from tray.config import Config, load_config
+from tray.environment import Environment
+from tray.session import Session
+from tray.store import StateStore
+
+# Without a file event, sessions are re-read this often: a SIGKILLed launcher writes
+# nothing, so only a re-read finds it dead.
+LIVENESS_PERIOD = 2.0
+PAUSE_SECONDS = 3600.0
+LOCK_NAME = "app.lock"
+LOG_NAME = "app.log"
+
+
+def local_minute(timestamp: float) -> int:
+    moment = time.localtime(timestamp)
+    return moment.tm_hour * 60 + moment.tm_min
+
+
+def policy_settings(config: Config) -> PolicySettings:
+    notify = config.notify
+    return PolicySettings(
+        enabled=notify.enabled,
+        states=frozenset(notify.states),
+        settle=notify.settle,
+        dedup_window=notify.dedup_window,
+        burst=notify.burst,
+        burst_window=notify.burst_window,
+        typing_grace=notify.typing_grace,
+        done_after=notify.done_after,
+        quiet_hours=notify.quiet_hours,
+    )
+
+
+class OnceLog:
+    """Warns once per problem, not once per event, and notes when it clears."""
+
+    def __init__(self, log: logging.Logger) -> None:
+        self._log = log
+        self._active: set[str] = set()
+
+    def problem(self, key: str, message: str) -> None:
+        if key not in self._active:
+            self._active.add(key)
+            self._log.warning("%s", message)
+
+    def cleared(self, keys: set[str]) -> None:
+        for key in self._active - keys:
+            self._log.info("recovered: %s", key)
+        self._active &= keys
+
+
+class TrayApp:
+    def __init__(
+        self,
+        env: Environment,
+        config: Config,
+        log: logging.Logger,
+        host: IconHost,
+        notifier_factory: Callable[[Callable[[str], None]], Notifier],
+    ) -> None:
+        self._env = env
+        self._config = config
+        self._log = log
+        self._store = StateStore(env.state_dir())
+        self._memory_path = env.state_dir() / FILE_NAME
+        self._memory = load_memory(self._memory_path, log)
+        self._changed = threading.Event()
+        self._stopping = threading.Event()
+        self._lock = threading.Lock()
+        self._watcher = DirectoryWatcher(env.state_dir(), self._changed, log)
+        self._policy = NotificationPolicy(policy_settings(config), env.clock, local_minute)
+        if self._memory.paused_until is not None:
+            self._policy.pause(self._memory.paused_until)
+        self._since = StateSince()
+        self._sessions: dict[str, Session] = {}
+        self._overview: Overview | None = None
+        self._menu_key: object = None
+        self._warnings = OnceLog(log)
+        self._host = host
+        self._notifier = notifier_factory(self.focus)
+        self._worker = threading.Thread(target=self._run_worker, name="tray-worker", daemon=True)
+
+    # Lifecycle
+
+    def start(self) -> None:
+        self._watcher.start()
+        self._worker.start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self._changed.set()
+        self._watcher.stop()
+        self._worker.join(timeout=5)
+        self._notifier.close()
+
+    def _run_worker(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                self.refresh()
+            except Exception:  # the icon must outlive any one bad refresh
+                self._log.exception("refresh failed")
+            self._changed.wait(self._timeout())
+            self._changed.clear()
+
+    def _timeout(self) -> float:
+        wakeup = self._policy.next_wakeup()
+        timeout = LIVENESS_PERIOD
+        if wakeup is not None:
+            timeout = min(timeout, max(0.0, wakeup - self._env.clock()))
+        return timeout
+
+    # One pass: read, show, notify.
+
+    def refresh(self) -> None:
+        now = self._env.clock()
+        sessions, problems = self._store.read_all(now)
+        for problem in problems:
+            self._warnings.problem(
+                str(problem.path), f"cannot read {problem.path.name}: {problem.reason}"
+            )
+        self._warnings.cleared({str(problem.path) for problem in problems})
+        keep_ended = self._config.sessions.keep_ended
+        sessions = [s for s in sessions if s.alive or now - s.updated_at <= keep_ended]
+        with self._lock:
+            self._memory = forget_missing(self._memory, {s.id for s in sessions})
+            memory = self._memory
+            self._sessions = {s.id: s for s in sessions}
+        shown = [s for s in sessions if s.id not in memory.dismissed]
+        since = self._since.update(shown, now)
+        overview = build_overview(shown, memory, since, now)
+        self._show(overview, now)
+        labels = {row.session_id: row.label for row in overview.rows}
+        self._policy.update([observe_session(s, labels[s.id], now) for s in shown])
+        for ping in self._policy.due():
+            self._send(ping)
+
+    def _show(self, overview: Overview, now: float) -> None:
+        with self._lock:
+            paused = self.paused
+        key = (overview, paused, [int((now - row.since) // 60) for row in overview.rows])
+        if key == self._menu_key:
+            return
+        self._menu_key = key
+        self._overview = overview
+        self._host.apply(overview, build_menu(overview, self, now))
+
+    def _send(self, ping: Ping) -> None:
+        key = ping.session_ids[0] if len(ping.session_ids) == 1 else ""
+        self._notifier.send(ping.title, ping.body, ping.urgency, key)
+
+    # Menu actions (MenuActions) and notification clicks. They run on pystray's or the
+    # notifier's thread, so they only change memory and wake the worker.
+
+    @property
+    def paused(self) -> bool:
+        until = self._policy.paused_until
+        return until is not None and until > self._env.clock()
+
+    def _remember(self, change: Callable[[AppMemory], AppMemory]) -> None:
+        with self._lock:
+            self._memory = change(self._memory)
+            memory = self._memory
+        try:
+            save_memory(self._memory_path, memory)
+        except OSError as error:
+            self._warnings.problem("memory", f"cannot save {self._memory_path}: {error}")
+        self._changed.set()
+
+    def mark_seen(self, session_id: str) -> None:
+        now = self._env.clock()
+        self._remember(lambda m: replace(m, seen={**m.seen, session_id: now}))
+
+    def dismiss(self, session_id: str) -> None:
+        session = self._sessions.get(session_id)
+        if session is not None and session.running:
+            return
+        self._remember(lambda m: replace(m, dismissed=m.dismissed | {session_id}))
+
+    def clear_finished(self) -> None:
+        ended = {s.id for s in self._sessions.values() if not s.running}
+        self._remember(lambda m: replace(m, dismissed=m.dismissed | ended))
+
+    def copy_message(self, session_id: str) -> None:
+        row = self._row(session_id)
+        if row is None or not row.msg:
+            return
+        result = copy_text(row.msg, self._env.environ)
+        if not result.ok:
+            self._log.warning("copy failed: %s", result.message)
+
+    def focus(self, session_id: str) -> None:
+        session = self._sessions.get(session_id)
+        if session is None:
+            return
+        self.mark_seen(session_id)
+        result = focus_session(session.terminal, env=self._env.environ)
+        if not result.ok:
+            self._log.warning("cannot focus %s: %s", session.name, result.message)
+
+    def pause_hour(self) -> None:
+        until = self._env.clock() + PAUSE_SECONDS
+        self._policy.pause(until)
+        self._remember(lambda m: replace(m, paused_until=until))
+
+    def resume(self) -> None:
+        self._policy.resume()
+        self._remember(lambda m: replace(m, paused_until=None))
+
+    def quit(self) -> None:
+        self._host.stop()
+
+    def _row(self, session_id: str) -> Row | None:
+        overview = self._overview
+        if overview is None:
+            return None
+        return next((row for row in overview.rows if row.session_id == session_id), None)
+
+
+def _open_log(state_dir: Path) -> logging.Logger:
+    log = logging.getLogger("tray.app")
+    log.setLevel(logging.INFO)
+    formatter = logging.Formatter("%(asctime)s %(levelname)s %(message)s")
+    stream = logging.StreamHandler()
+    stream.setFormatter(formatter)
+    log.addHandler(stream)
+    try:
+        fd = os.open(state_dir / LOG_NAME, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        handler = logging.StreamHandler(os.fdopen(fd, "a", encoding="utf-8"))
+        handler.setFormatter(formatter)
+        log.addHandler(handler)
+    except OSError:
+        pass
+    return log
+
+
+def _single_instance(state_dir: Path) -> IO[str] | None:
+    """Hold the app lock for the process's life; None when another app holds it."""
+    handle = open(state_dir / LOCK_NAME, "a+", encoding="utf-8")  # noqa: SIM115
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        return None
+    return handle
+
+
+def run_app(env: Environment) -> int:
+    config = load_config(env)
+    store = StateStore(env.state_dir())
+    store.ensure()
+    lock = _single_instance(store.directory)
+    if lock is None:
+        print("tray app is already running", file=env.stdout)
+        return 0
+    log = _open_log(store.directory)
+    try:
+        host = IconHost("tray", None)
+    except NoDisplayError as error:
+        print(f"tray app: {error}", file=env.stderr)
+        return 1
+    backend = host.backend_name()
+    log.info("tray backend: %s", backend)
+    if backend == "xorg":
+        log.warning(
+            "the xorg tray backend has no menu and no clicks; for both, install PyGObject "
+            "with AppIndicator: pip install 'tray[gtk]' and the system package "
+            "gir1.2-ayatanaappindicator3-0.1"
+        )
+    app = TrayApp(env, config, log, host, lambda on_click: Notifier("tray", on_click, log))
+    try:
+        host.run(app.start)
+    finally:
+        app.stop()
+        lock.close()
+    return 0

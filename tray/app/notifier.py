@@ -1,0 +1,259 @@
+"""Native notifications through desktop-notifier, on an asyncio loop of their own.
+
+desktop-notifier only runs click callbacks while an asyncio loop keeps running, and the
+rest of the app is threads (pystray, the watcher). So the notifier owns a daemon thread
+with its own loop, and ``send`` only hands work over to it.
+
+On Linux it also asks the bus itself, before each notification, whether a server owns
+``org.freedesktop.Notifications``: desktop-notifier's own ``send`` neither raises nor
+reports a missing server, and warns with a traceback for every notification. Asking
+first gives one warning per outage, and the server's capabilities (``body-markup``),
+which desktop-notifier does not expose.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from desktop_notifier import DesktopNotifier, Urgency
+
+from tray.app.text import clean_text, escape_markup
+
+# desktop-notifier depends on dbus-fast on Linux only; elsewhere it talks to the
+# platform's own notification centre, which renders no markup.
+if sys.platform == "linux":
+    from dbus_fast import Message, MessageType
+    from dbus_fast.aio import MessageBus
+    from dbus_fast.errors import DBusFastError
+
+SERVER_NAME = "org.freedesktop.Notifications"
+SERVER_PATH = "/org/freedesktop/Notifications"
+
+URGENCIES = {"low": Urgency.Low, "normal": Urgency.Normal, "critical": Urgency.Critical}
+
+# A server that accepts the connection and then hangs must not stall every later
+# notification behind it.
+DELIVERY_TIMEOUT = 10.0
+# Bounds the backlog while a server is slow; the policy upstream already rate-limits.
+QUEUE_LIMIT = 64
+CLOSE_TIMEOUT = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class _Pending:
+    title: str
+    body: str
+    urgency: Urgency
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Server:
+    owner: str  # the unique bus name, so a restarted server is asked again
+    markup: bool
+
+
+class _NoServerError(Exception):
+    """No notification server can be reached; the message says why, in one line."""
+
+
+class Notifier:
+    """Shows notifications; ``on_click(key)`` runs on the notifier's thread."""
+
+    def __init__(self, app_name: str, on_click: Callable[[str], None], log: logging.Logger) -> None:
+        self._app_name = app_name
+        self._on_click = on_click
+        self._log = log
+        self._desktop = self._new_desktop_notifier()
+        self._bus: MessageBus | None = None
+        self._server: _Server | None = None
+        self._outage = False
+        self._closed = False
+        self._loop = asyncio.new_event_loop()
+        self._queue: asyncio.Queue[_Pending] = asyncio.Queue(QUEUE_LIMIT)
+        self._worker = self._loop.create_task(self._serve())
+        self._thread = threading.Thread(target=self._run, name="tray-notifier", daemon=True)
+        self._thread.start()
+
+    def send(self, title: str, body: str, urgency: str, key: str) -> None:
+        """Queue one notification; returns at once and never raises for delivery trouble.
+
+        ``urgency`` is "low", "normal" or "critical". ``key`` never leaves the process:
+        it only comes back through ``on_click``.
+        """
+        level = URGENCIES.get(urgency)
+        if level is None:
+            raise ValueError(f"unknown urgency {urgency!r}")
+        if self._closed:
+            self._log.debug("notifier closed; dropping a notification")
+            return
+        pending = _Pending(clean_text(title), clean_text(body), level, key)
+        try:
+            self._loop.call_soon_threadsafe(self._enqueue, pending)
+        except RuntimeError:  # the loop closed between the check and the call
+            self._log.debug("notifier closed; dropping a notification")
+
+    def close(self) -> None:
+        """Stop the loop thread; pending notifications are dropped."""
+        if self._closed:
+            return
+        self._closed = True
+        with contextlib.suppress(RuntimeError):
+            self._loop.call_soon_threadsafe(self._worker.cancel)
+        if threading.current_thread() is self._thread:
+            return  # called from on_click: the loop stops once the callback returns
+        self._thread.join(CLOSE_TIMEOUT)
+        if self._thread.is_alive():
+            self._log.warning("the notifier thread did not stop within %.0f s", CLOSE_TIMEOUT)
+
+    # Everything below runs on the notifier's thread.
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        try:
+            with contextlib.suppress(asyncio.CancelledError):
+                self._loop.run_until_complete(self._worker)
+            self._loop.run_until_complete(self._loop.shutdown_asyncgens())
+        finally:
+            self._loop.close()
+
+    def _enqueue(self, pending: _Pending) -> None:
+        try:
+            self._queue.put_nowait(pending)
+        except asyncio.QueueFull:
+            self._log.debug("notification backlog full; dropping a notification")
+
+    async def _serve(self) -> None:
+        try:
+            while True:
+                pending = await self._queue.get()
+                try:
+                    await asyncio.wait_for(self._deliver(pending), DELIVERY_TIMEOUT)
+                except TimeoutError:
+                    self._lost(
+                        f"the notification server did not answer within {DELIVERY_TIMEOUT:.0f} s"
+                    )
+                except _NoServerError as problem:
+                    self._lost(str(problem))
+                except Exception:
+                    self._log.exception("sending a notification failed")
+        finally:
+            _release(self._desktop)
+            self._disconnect()
+
+    async def _deliver(self, pending: _Pending) -> None:
+        server = await self._find_server()
+        body = escape_markup(pending.body) if server.markup else pending.body
+        dispatched: list[bool] = []
+        await self._desktop.send(
+            pending.title,
+            body,
+            urgency=pending.urgency,
+            on_clicked=lambda: self._clicked(pending.key),
+            on_dispatched=lambda: dispatched.append(True),
+        )
+        if not dispatched:
+            # desktop-notifier keeps a half-built D-Bus proxy after a failure; a new
+            # instance starts clean against whatever server appears next.
+            _release(self._desktop)
+            self._desktop = self._new_desktop_notifier()
+            raise _NoServerError("the notification server refused the notification")
+        if self._outage:
+            self._outage = False
+            self._log.info("a notification server is back; notifications resume")
+
+    def _lost(self, reason: str) -> None:
+        self._server = None
+        if not self._outage:
+            self._outage = True
+            self._log.warning("notifications are off: %s; will retry on the next one", reason)
+        else:
+            self._log.debug("notification dropped: %s", reason)
+
+    def _clicked(self, key: str) -> None:
+        try:
+            self._on_click(key)
+        except Exception:
+            self._log.exception("handling a notification click failed")
+
+    def _new_desktop_notifier(self) -> DesktopNotifier:
+        # No app icon: desktop-notifier's default is the Python logo.
+        return DesktopNotifier(app_name=self._app_name, app_icon=None)
+
+    async def _find_server(self) -> _Server:
+        if sys.platform != "linux":
+            return _Server(owner="", markup=False)
+        try:
+            bus = await self._connect()
+            owner = await _name_owner(bus)
+            if owner is None:
+                raise _NoServerError(f"no notification server ({SERVER_NAME}) on the session bus")
+            if self._server is None or self._server.owner != owner:
+                capabilities = await _capabilities(bus, owner)
+                # Unknown capabilities: escaping is the safe guess.
+                markup = capabilities is None or "body-markup" in capabilities
+                self._server = _Server(owner, markup)
+        # KeyError: no bus address and no HOME to look one up in.
+        except (OSError, EOFError, KeyError, ValueError, DBusFastError) as problem:
+            self._disconnect()
+            raise _NoServerError(f"cannot reach the D-Bus session bus ({problem})") from problem
+        return self._server
+
+    async def _connect(self) -> MessageBus:
+        if self._bus is None or not self._bus.connected:
+            self._bus = await MessageBus().connect()
+        return self._bus
+
+    def _disconnect(self) -> None:
+        if self._bus is not None:
+            self._bus.disconnect()
+            self._bus = None
+
+
+def _release(desktop: DesktopNotifier) -> None:
+    """Close desktop-notifier's own D-Bus connection, which it never closes itself.
+
+    It is not public API, hence the careful lookups: at worst the socket leaks, as it
+    would anyway.
+    """
+    if sys.platform != "linux":
+        return
+    bus = getattr(getattr(desktop, "_backend", None), "bus", None)
+    if isinstance(bus, MessageBus):
+        bus.disconnect()
+
+
+async def _name_owner(bus: MessageBus) -> str | None:
+    reply = await bus.call(
+        Message(
+            destination="org.freedesktop.DBus",
+            path="/org/freedesktop/DBus",
+            interface="org.freedesktop.DBus",
+            member="GetNameOwner",
+            signature="s",
+            body=[SERVER_NAME],
+        )
+    )
+    if reply.message_type is MessageType.ERROR:
+        return None
+    return str(reply.body[0])
+
+
+async def _capabilities(bus: MessageBus, owner: str) -> frozenset[str] | None:
+    reply = await bus.call(
+        Message(
+            destination=owner,
+            path=SERVER_PATH,
+            interface=SERVER_NAME,
+            member="GetCapabilities",
+        )
+    )
+    if reply.message_type is MessageType.ERROR:
+        return None
+    return frozenset(str(name) for name in reply.body[0])

@@ -1,0 +1,225 @@
+"""Pure: all sessions, plus what the tray remembers, give what the icon and menu show."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Final, Literal
+
+from tray.app.text import clean_text
+from tray.protocol.records import Record
+from tray.session import Session
+
+IconState = Literal["calm", "working", "done", "error", "blocked"]
+
+FINISHED: Final = frozenset({"done", "error"})
+# Terminal variables the launcher records that let the tray raise the session.
+FOCUS_KEYS: Final = ("TMUX_PANE", "WINDOWID")
+
+
+@dataclass(frozen=True, slots=True)
+class AppMemory:
+    """What the tray itself remembers, in its own file beside the sessions."""
+
+    # session id -> time up to which its done/error state has been seen
+    seen: Mapping[str, float] = field(default_factory=dict)
+    dismissed: frozenset[str] = frozenset()
+    paused_until: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One session as the menu shows it."""
+
+    session_id: str
+    label: str  # "--name", else "app · directory"
+    state: str | None
+    kind: str | None
+    since: float  # when the session entered ``state``
+    msg: str | None
+    alive: bool
+    exit_code: int | None
+    unseen: bool  # finished (done or error) and not yet marked seen
+    focusable: bool  # the launcher recorded a tmux pane or an X11 window
+
+
+@dataclass(frozen=True, slots=True)
+class Overview:
+    icon_state: IconState
+    blocked_count: int
+    tooltip: str
+    rows: tuple[Row, ...]  # most urgent first
+
+
+def lead_record(session: Session) -> Record | None:
+    """The record that speaks for the session: one in the session's state, the most
+    recently updated (the root first on a tie, as records are sorted by id)."""
+    state = session.state
+    leaders = [r for r in session.records if r.state == state]
+    if not leaders:
+        return None
+    return max(leaders, key=lambda r: r.updated_at)
+
+
+def session_app(session: Session) -> str | None:
+    root = next((r for r in session.records if r.id == ""), None)
+    if root is not None and root.app:
+        return root.app
+    return next((r.app for r in session.records if r.app), None)
+
+
+def session_label(session: Session) -> str:
+    """``--name`` when given, else "app · directory", else the derived name; one clean line."""
+    if session.name_given:
+        return clean_text(session.name) or session.id
+    app = session_app(session)
+    if app is None:
+        return clean_text(session.name) or session.id
+    directory = clean_text(session.cwd.rstrip("/").rsplit("/", 1)[-1])
+    return f"{app} · {directory}" if directory else app
+
+
+def estimated_since(session: Session) -> float:
+    """When the session most likely entered its state, judged from its file alone.
+
+    Records in that state carry the time of their last report; the latest one is the
+    latest moment the state can have begun. Without such a record, a running launcher
+    has been working since the start, and an ended one changed state at its last write.
+    """
+    leader = lead_record(session)
+    if leader is not None:
+        return leader.updated_at
+    if session.state == "working" and not session.records:
+        return session.started_at
+    return session.updated_at
+
+
+class StateSince:
+    """Remembers when each session entered its current state, across snapshots.
+
+    A session seen for the first time gets :func:`estimated_since`. A state change seen
+    live happened after the previous snapshot and by this one; within that span the
+    session's own ``updated_at`` (the write that carried the change) is the best guess.
+    """
+
+    __slots__ = ("_entries", "_last_update")
+
+    def __init__(self) -> None:
+        self._entries: dict[str, tuple[str | None, float]] = {}
+        self._last_update = -math.inf
+
+    def update(self, sessions: Sequence[Session], now: float) -> dict[str, float]:
+        entries: dict[str, tuple[str | None, float]] = {}
+        for session in sessions:
+            state = session.state
+            known = self._entries.get(session.id)
+            if known is None:
+                since = min(estimated_since(session), now)
+            elif known[0] == state:
+                since = known[1]
+            else:
+                since = min(max(session.updated_at, self._last_update, known[1]), now)
+            entries[session.id] = (state, since)
+        self._entries = entries
+        self._last_update = now
+        return self.since
+
+    @property
+    def since(self) -> dict[str, float]:
+        return {session_id: since for session_id, (_, since) in self._entries.items()}
+
+
+def _unseen(state: str | None, since: float, seen_until: float) -> bool:
+    return state in FINISHED and since > seen_until
+
+
+def build_row(session: Session, memory: AppMemory, since: Mapping[str, float]) -> Row:
+    state = session.state
+    entered = since.get(session.id)
+    if entered is None:
+        entered = estimated_since(session)
+    leader = lead_record(session)
+    msg = clean_text(leader.msg) if leader is not None and leader.msg else None
+    return Row(
+        session_id=session.id,
+        label=session_label(session),
+        state=state,
+        kind=leader.kind if leader is not None else None,
+        since=entered,
+        msg=msg or None,
+        alive=session.alive,
+        exit_code=session.exit_code,
+        unseen=_unseen(state, entered, memory.seen.get(session.id, -math.inf)),
+        focusable=any(session.terminal.get(key) for key in FOCUS_KEYS),
+    )
+
+
+def _rank(row: Row) -> int:
+    if row.state == "blocked":
+        return 0
+    if row.state == "error" and row.unseen:
+        return 1
+    if row.state == "working":
+        return 2
+    if row.state == "done" and row.unseen:
+        return 3
+    if row.state in FINISHED:
+        return 4
+    if row.state == "idle":
+        return 5
+    return 6
+
+
+def _order(row: Row) -> tuple[int, float, str, str]:
+    # The longest wait first among blocked sessions; the freshest news first elsewhere.
+    age_key = row.since if row.state == "blocked" else -row.since
+    return (_rank(row), age_key, row.label, row.session_id)
+
+
+def _plural(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"
+
+
+def build_overview(
+    sessions: Sequence[Session],
+    memory: AppMemory,
+    since: Mapping[str, float],
+    now: float,
+) -> Overview:
+    """Dismissed sessions are left out entirely. ``since`` comes from :class:`StateSince`;
+    a session missing from it falls back to :func:`estimated_since`."""
+    rows = tuple(
+        sorted(
+            (build_row(s, memory, since) for s in sessions if s.id not in memory.dismissed),
+            key=_order,
+        )
+    )
+    blocked = sum(1 for row in rows if row.state == "blocked")
+    failed = sum(1 for row in rows if row.state == "error" and row.unseen)
+    working = sum(1 for row in rows if row.state == "working")
+    finished = sum(1 for row in rows if row.state == "done" and row.unseen)
+
+    icon: IconState = "calm"
+    if blocked:
+        icon = "blocked"
+    elif failed:
+        icon = "error"
+    elif working:
+        icon = "working"
+    elif finished:
+        icon = "done"
+
+    parts = []
+    if blocked:
+        parts.append(_plural(blocked, "needs you", "need you"))
+    if failed:
+        parts.append(f"{failed} failed")
+    if working:
+        parts.append(f"{working} working")
+    if finished:
+        parts.append(f"{finished} finished")
+    tooltip = " · ".join(parts) or "Nothing needs you"
+    if memory.paused_until is not None and memory.paused_until > now:
+        tooltip += " · notifications paused"
+    return Overview(icon_state=icon, blocked_count=blocked, tooltip=tooltip, rows=rows)

@@ -1,0 +1,89 @@
+"""Pure: untrusted report text made safe and short for menus and notifications."""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import Final
+
+# protocol.md (Security) names these: bidirectional overrides and invisible formatting
+# that can make a message look like something it is not.
+INVISIBLE: Final = frozenset(
+    {
+        *map(chr, range(0x202A, 0x202F)),
+        *map(chr, range(0x2066, 0x206A)),
+        "\u200e",
+        "\u200f",
+        "\u061c",
+        *map(chr, range(0x200B, 0x200E)),
+        "\u2060",
+        "\ufeff",
+        "\u00ad",
+    }
+)
+
+# Every one of INVISIBLE is a format character (Cf); dropping the whole category also
+# catches tag characters and interlinear annotations, which hide text just as well.
+# Cc is the control characters; Cs is lone surrogates, which no D-Bus message can carry.
+_DROPPED_CATEGORIES: Final = frozenset({"Cc", "Cf", "Cs"})
+
+ELLIPSIS: Final = "\u2026"
+
+# Only the five entities every notification server knows: GNOME Shell and its
+# descendants re-escape any other "&", numeric references included.
+_MARKUP_ENTITIES: Final = {
+    ord("&"): "&amp;",
+    ord("<"): "&lt;",
+    ord(">"): "&gt;",
+    ord('"'): "&quot;",
+    ord("'"): "&apos;",
+}
+
+
+def _kept(char: str) -> bool:
+    # Whitespace controls (tab, newline, ...) survive here so they can become spaces.
+    if char.isspace():
+        return True
+    return char not in INVISIBLE and unicodedata.category(char) not in _DROPPED_CATEGORIES
+
+
+def clean_text(text: str) -> str:
+    """One line of visible text: invisible formatting and controls gone, whitespace
+    runs collapsed to a single space, no space at either end."""
+    return " ".join("".join(filter(_kept, text)).split())
+
+
+def escape_markup(text: str) -> str:
+    """Text for a freedesktop notification body, which servers read as markup."""
+    return text.translate(_MARKUP_ENTITIES)
+
+
+def cut(text: str, width: int) -> str:
+    """At most ``width`` characters; a cut one ends in an ellipsis."""
+    if width <= 0:
+        return ""
+    if len(text) <= width:
+        return text
+    return text[: width - 1].rstrip() + ELLIPSIS
+
+
+_UNITS: Final = (("d", 86400), ("h", 3600), ("m", 60), ("s", 1))
+
+
+def format_age(seconds: float) -> str:
+    """The largest whole unit: "12s", "3m", "2h", "1d"."""
+    whole = max(0, int(seconds))
+    for name, size in _UNITS:
+        if whole >= size:
+            return f"{whole // size}{name}"
+    return "0s"
+
+
+def format_duration(seconds: float) -> str:
+    """Two units at most, for how long a run took: "45s", "3m 12s", "2h 5m", "1d 3h"."""
+    whole = max(0, int(seconds))
+    for index, (name, size) in enumerate(_UNITS[:-1]):
+        if whole >= size:
+            smaller, smaller_size = _UNITS[index + 1]
+            rest = (whole % size) // smaller_size
+            return f"{whole // size}{name}" + (f" {rest}{smaller}" if rest else "")
+    return f"{whole}s"

@@ -1,0 +1,262 @@
+"""The user's settings: ``config.toml`` read into typed values, with errors that name the key."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from tray.environment import Environment
+
+FILE_NAME = "config.toml"
+NOTIFY_STATES = ("blocked", "error", "done")
+
+_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
+_BARE_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_QUIET_HOURS = re.compile(r"(\d{1,2}):(\d{2})\s*-\s*(\d{1,2}):(\d{2})")
+
+T = TypeVar("T")
+
+
+class ConfigError(ValueError):
+    """A config file that cannot be used, with a one-line message naming the key."""
+
+
+@dataclass(frozen=True, slots=True)
+class QuietHours:
+    """A daily window in minutes since midnight; ``start > end`` wraps past midnight."""
+
+    start: int
+    end: int
+
+    def contains(self, minute_of_day: int) -> bool:
+        if self.start < self.end:
+            return self.start <= minute_of_day < self.end
+        return minute_of_day >= self.start or minute_of_day < self.end
+
+
+@dataclass(frozen=True, slots=True)
+class SessionsConfig:
+    keep_ended: float = 24 * 3600.0
+
+
+@dataclass(frozen=True, slots=True)
+class NotifyConfig:
+    enabled: bool = True
+    states: tuple[str, ...] = NOTIFY_STATES
+    settle: float = 1.0
+    dedup_window: float = 30.0
+    burst: int = 3
+    burst_window: float = 10.0
+    typing_grace: float = 5.0
+    done_after: float = 30.0
+    quiet_hours: QuietHours | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    sessions: SessionsConfig = field(default_factory=SessionsConfig)
+    notify: NotifyConfig = field(default_factory=NotifyConfig)
+
+
+def config_path(env: Environment) -> Path:
+    return env.config_dir() / FILE_NAME
+
+
+def load_config(env: Environment) -> Config:
+    """The settings in ``config.toml``, or the defaults when there is no such file."""
+    path = config_path(env)
+    try:
+        with open(path, "rb") as handle:
+            document = tomllib.load(handle)
+    except FileNotFoundError:
+        return Config()
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: {error}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not UTF-8 text") from None
+    except OSError as error:
+        raise ConfigError(f"{path}: {error.strerror or error}") from None
+    return parse_config(document, str(path))
+
+
+def parse_config(document: Mapping[str, Any], origin: str = FILE_NAME) -> Config:
+    """Settings from an already parsed TOML document; ``origin`` prefixes error messages."""
+    try:
+        return _parse(document)
+    except _BadKeyError as error:
+        raise ConfigError(f"{origin}: {error.key}: {error.problem}") from None
+
+
+class _BadKeyError(Exception):
+    def __init__(self, key: str, problem: str) -> None:
+        super().__init__(f"{key}: {problem}")
+        self.key = key
+        self.problem = problem
+
+
+def _parse(document: Mapping[str, Any]) -> Config:
+    _no_unknown_keys(document, ("sessions", "notify"), "")
+    sessions = _table(document, "sessions")
+    notify = _table(document, "notify")
+    _no_unknown_keys(sessions, ("keep_ended",), "sessions.")
+    _no_unknown_keys(
+        notify,
+        (
+            "enabled",
+            "states",
+            "settle",
+            "dedup_window",
+            "burst",
+            "burst_window",
+            "typing_grace",
+            "done_after",
+            "quiet_hours",
+        ),
+        "notify.",
+    )
+    base_sessions = SessionsConfig()
+    base_notify = NotifyConfig()
+    return Config(
+        sessions=SessionsConfig(
+            keep_ended=_get(sessions, "sessions.keep_ended", _duration, base_sessions.keep_ended),
+        ),
+        notify=NotifyConfig(
+            enabled=_get(notify, "notify.enabled", _boolean, base_notify.enabled),
+            states=_get(notify, "notify.states", _states, base_notify.states),
+            settle=_get(notify, "notify.settle", _duration, base_notify.settle),
+            dedup_window=_get(notify, "notify.dedup_window", _duration, base_notify.dedup_window),
+            burst=_get(notify, "notify.burst", _positive_int, base_notify.burst),
+            burst_window=_get(notify, "notify.burst_window", _duration, base_notify.burst_window),
+            typing_grace=_get(notify, "notify.typing_grace", _duration, base_notify.typing_grace),
+            done_after=_get(notify, "notify.done_after", _duration, base_notify.done_after),
+            quiet_hours=_get(notify, "notify.quiet_hours", _quiet_hours, None),
+        ),
+    )
+
+
+def _no_unknown_keys(table: Mapping[str, Any], known: tuple[str, ...], prefix: str) -> None:
+    for key in table:
+        if key not in known:
+            raise _BadKeyError(f"{prefix}{key}", f"unknown key (known: {', '.join(known)})")
+
+
+def _table(document: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = document.get(key, {})
+    if not isinstance(value, dict):
+        raise _BadKeyError(key, f"expected a table, got {_show(value)}")
+    return value
+
+
+def _get(table: Mapping[str, Any], key: str, convert: Callable[[object], T], default: T) -> T:
+    name = key.rsplit(".", 1)[-1]
+    if name not in table:
+        return default
+    try:
+        return convert(table[name])
+    except ValueError as error:
+        raise _BadKeyError(key, f"{error}, got {_show(table[name])}") from None
+
+
+def _show(value: object) -> str:
+    """A value as the user wrote it in TOML, near enough to find it in the file."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        return "[" + ", ".join(_show(item) for item in value) + "]"
+    return str(value)
+
+
+def parse_duration(value: object) -> float:
+    """Seconds from a number of seconds or a string such as ``"500ms"``, ``"5m"`` or ``"1h30m"``."""
+    return _duration(value)
+
+
+def _duration(value: object) -> float:
+    expected = 'expected a number of seconds >= 0 or a duration such as "30s", "5m", "1h"'
+    if isinstance(value, bool):
+        raise ValueError(expected)
+    if isinstance(value, int | float):
+        seconds = float(value)
+    elif isinstance(value, str):
+        seconds = _duration_text(value.strip(), expected)
+    else:
+        raise ValueError(expected)
+    if not math.isfinite(seconds) or seconds < 0:
+        raise ValueError(expected)
+    return seconds
+
+
+def _duration_text(text: str, expected: str) -> float:
+    if _BARE_NUMBER.fullmatch(text):
+        return float(text)
+    total = 0.0
+    position = 0
+    for match in _DURATION_PART.finditer(text):
+        if match.start() != position:
+            raise ValueError(expected)
+        total += float(match.group(1)) * _UNITS[match.group(2)]
+        position = match.end()
+    if position == 0 or position != len(text):
+        raise ValueError(expected)
+    return total
+
+
+def _boolean(value: object) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError("expected true or false")
+    return value
+
+
+def _positive_int(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError("expected a whole number >= 1")
+    return value
+
+
+def _states(value: object) -> tuple[str, ...]:
+    expected = f"expected a list of states from {', '.join(map(json.dumps, NOTIFY_STATES))}"
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ValueError(expected)
+    if any(item not in NOTIFY_STATES for item in value):
+        raise ValueError(expected)
+    return tuple(state for state in NOTIFY_STATES if state in value)
+
+
+def _quiet_hours(value: object) -> QuietHours:
+    expected = 'expected "HH:MM-HH:MM" with different start and end, such as "22:00-07:30"'
+    if not isinstance(value, str):
+        raise ValueError(expected)
+    match = _QUIET_HOURS.fullmatch(value.strip())
+    if match is None:
+        raise ValueError(expected)
+    start_hour, start_minute, end_hour, end_minute = (int(part) for part in match.groups())
+    if max(start_hour, end_hour) > 23 or max(start_minute, end_minute) > 59:
+        raise ValueError(expected)
+    start = start_hour * 60 + start_minute
+    end = end_hour * 60 + end_minute
+    if start == end:
+        raise ValueError(expected)
+    return QuietHours(start, end)
+
+
+__all__ = [
+    "Config",
+    "ConfigError",
+    "NotifyConfig",
+    "QuietHours",
+    "SessionsConfig",
+    "load_config",
+    "parse_config",
+    "parse_duration",
+]

@@ -1,0 +1,112 @@
+"""The record table of one terminal session, as ``protocol.md`` defines it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tray.protocol.report import CLEAR, URGENCY, Report
+
+CAPACITY = 256
+# States that outlive the program and a new prompt, until the person has seen them.
+LASTING = frozenset({"done", "error"})
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """A record as read back: ``app`` is the effective app after inheritance."""
+
+    id: str
+    state: str
+    kind: str | None
+    progress: int | None
+    app: str | None
+    title: str | None
+    msg: str | None
+    updated_at: float
+
+
+def _ancestors(record_id: str) -> list[str]:
+    """Nearest first, ending with the root ``""``."""
+    if not record_id:
+        return []
+    parts = record_id.split("/")
+    return ["/".join(parts[:i]) for i in range(len(parts) - 1, 0, -1)] + [""]
+
+
+def most_urgent(states: list[str]) -> str | None:
+    present = set(states)
+    return next((state for state in URGENCY if state in present), None)
+
+
+class RecordTable:
+    """Insertion order is update order, so the first entry is the least recently updated."""
+
+    __slots__ = ("_records",)
+
+    def __init__(self) -> None:
+        self._records: dict[str, tuple[Report, float]] = {}
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def apply(self, report: Report, now: float) -> None:
+        if report.state == CLEAR:
+            self._clear(report.id)
+            return
+        if report.id in self._records:
+            del self._records[report.id]
+        elif len(self._records) >= CAPACITY:
+            del self._records[next(iter(self._records))]
+        self._records[report.id] = (report, now)
+
+    def _clear(self, record_id: str) -> None:
+        if not record_id:
+            self._records.clear()
+            return
+        prefix = record_id
+        for key in [k for k in self._records if k == record_id or k.startswith(prefix)]:
+            del self._records[key]
+
+    def end_of_run(self) -> bool:
+        """The program exited or a new prompt began: drop all but done and error.
+
+        Returns whether anything was dropped.
+        """
+        doomed = [k for k, (r, _) in self._records.items() if r.state not in LASTING]
+        for key in doomed:
+            del self._records[key]
+        return bool(doomed)
+
+    def reset(self) -> bool:
+        had = bool(self._records)
+        self._records.clear()
+        return had
+
+    def records(self) -> list[Record]:
+        """Every record, sorted by id, with app inheritance resolved."""
+        result = []
+        for record_id in sorted(self._records):
+            report, updated_at = self._records[record_id]
+            app = report.app
+            if app is None:
+                for ancestor in _ancestors(record_id):
+                    entry = self._records.get(ancestor)
+                    if entry is not None and entry[0].app is not None:
+                        app = entry[0].app
+                        break
+            result.append(
+                Record(
+                    record_id,
+                    report.state,
+                    report.kind,
+                    report.progress,
+                    app,
+                    report.title,
+                    report.msg,
+                    updated_at,
+                )
+            )
+        return result
+
+    def state(self) -> str | None:
+        return most_urgent([report.state for report, _ in self._records.values()])

@@ -1,0 +1,229 @@
+"""OSC 7501 report bodies: parse and encode, following ``protocol.md`` to the letter."""
+
+from __future__ import annotations
+
+import base64
+import re
+from dataclasses import dataclass
+from typing import Final
+
+STATES: Final = ("idle", "working", "done", "blocked", "error")
+CLEAR: Final = "clear"
+KINDS: Final = ("permission", "question", "auth")
+# Most urgent first.
+URGENCY: Final = ("blocked", "error", "working", "done", "idle")
+
+MAX_KEY = 16
+MAX_ID = 128
+MAX_ID_SEGMENTS = 8
+MAX_TITLE_ENCODED, MAX_TITLE_DECODED = 256, 192
+MAX_MSG_ENCODED, MAX_MSG_DECODED = 2732, 2048
+
+_KEY = re.compile(rb"[a-z]+")
+_VALUE = re.compile(rb"[A-Za-z0-9_.,+/=-]*")
+_APP = re.compile(r"[A-Za-z0-9_.+-]{1,32}")
+_ID_SEGMENT = r"[A-Za-z0-9_.+-]{1,32}"
+_ID = re.compile(rf"{_ID_SEGMENT}(?:/{_ID_SEGMENT}){{0,{MAX_ID_SEGMENTS - 1}}}")
+_PROGRESS = re.compile(r"[0-9]+")
+_BASE64 = re.compile(r"[A-Za-z0-9+/]*")
+_BLANKS = b" \t"
+# C0 controls, DEL and C1 controls are refused in decoded text.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+class ReportError(ValueError):
+    """A field that cannot go into a report, with a message fit for one line."""
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """One parsed report. ``id`` is ``""`` for the root record."""
+
+    state: str
+    id: str = ""
+    kind: str | None = None
+    progress: int | None = None
+    app: str | None = None
+    title: str | None = None
+    msg: str | None = None
+
+
+def _decode_text(value: str, max_decoded: int) -> str | None:
+    """Decode a base64 text field; ``None`` means the report must be discarded."""
+    data = value.rstrip("=")
+    padding = len(value) - len(data)
+    if _BASE64.fullmatch(data) is None or len(data) % 4 == 1:
+        return None
+    if padding and (len(value) % 4 != 0 or padding > 2):
+        return None
+    raw = base64.b64decode(data + "=" * (-len(data) % 4))
+    # Unused trailing bits must be zero: only the canonical encoding is accepted.
+    if base64.b64encode(raw).decode("ascii").rstrip("=") != data:
+        return None
+    if len(raw) > max_decoded:
+        return None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if _CONTROL.search(text):
+        return None
+    return text
+
+
+def _decoded_size(value: str) -> int:
+    return len(value.rstrip("=")) * 3 // 4
+
+
+def parse_body(body: bytes) -> Report | None:
+    """Parse the bytes after ``7501;``. ``None`` means the report is discarded."""
+    fields: dict[str, str] = {}
+    for pair in body.split(b":"):
+        key_bytes, sep, value_bytes = pair.partition(b"=")
+        if not sep:
+            continue
+        key_bytes = key_bytes.strip(_BLANKS)
+        if len(key_bytes) > MAX_KEY:
+            return None
+        value_bytes = value_bytes.strip(_BLANKS)
+        if _KEY.fullmatch(key_bytes) is None or _VALUE.fullmatch(value_bytes) is None:
+            continue
+        key = key_bytes.decode("ascii")
+        value = value_bytes.decode("ascii")
+        # Size limits hold for every occurrence, not only the one that wins.
+        if key == "id" and len(value) > MAX_ID:
+            return None
+        if key == "title" and (
+            len(value) > MAX_TITLE_ENCODED or _decoded_size(value) > MAX_TITLE_DECODED
+        ):
+            return None
+        if key == "msg" and (
+            len(value) > MAX_MSG_ENCODED or _decoded_size(value) > MAX_MSG_DECODED
+        ):
+            return None
+        fields[key] = value
+
+    state = fields.get("state")
+    if state is None or (state not in STATES and state != CLEAR):
+        return None
+    record_id = fields.get("id")
+    if record_id is None:
+        record_id = ""
+    elif _ID.fullmatch(record_id) is None:
+        return None
+    title = msg = None
+    if fields.get("title"):
+        title = _decode_text(fields["title"], MAX_TITLE_DECODED)
+        if title is None:
+            return None
+    if fields.get("msg"):
+        msg = _decode_text(fields["msg"], MAX_MSG_DECODED)
+        if msg is None:
+            return None
+    kind = fields.get("kind") if state == "blocked" else None
+    if kind not in KINDS:
+        kind = None
+    progress = None
+    raw_progress = fields.get("progress")
+    if (
+        state in ("working", "blocked")
+        and raw_progress is not None
+        and _PROGRESS.fullmatch(raw_progress)
+        and int(raw_progress) <= 100
+    ):
+        progress = int(raw_progress)
+    app = fields.get("app")
+    if app is not None and _APP.fullmatch(app) is None:
+        app = None
+    return Report(state, record_id, kind, progress, app, title, msg)
+
+
+def _encode_text(name: str, text: str, max_encoded: int, max_decoded: int) -> str:
+    if _CONTROL.search(text):
+        raise ReportError(f"{name} must be one line without control characters")
+    try:
+        raw = text.encode("utf-8")
+    except UnicodeEncodeError:
+        # Command-line arguments carry undecodable bytes as lone surrogates.
+        raise ReportError(f"{name} is not valid Unicode text") from None
+    if len(raw) > max_decoded:
+        raise ReportError(f"{name} is {len(raw)} bytes of UTF-8; the limit is {max_decoded}")
+    encoded = base64.b64encode(raw).decode("ascii")
+    if len(encoded) > max_encoded:  # pragma: no cover - implied by the decoded limit
+        raise ReportError(f"{name} is too long")
+    return encoded
+
+
+def validate(report: Report) -> None:
+    """Raise :class:`ReportError` unless the report encodes to exactly itself."""
+    if report.state not in STATES and report.state != CLEAR:
+        raise ReportError(
+            f"state must be one of {', '.join((*STATES, CLEAR))}, not {report.state!r}"
+        )
+    if report.id and (len(report.id) > MAX_ID or _ID.fullmatch(report.id) is None):
+        raise ReportError(
+            "id must be 1 to 8 segments of [A-Za-z0-9_.+-]{1,32} joined by '/', "
+            f"at most {MAX_ID} bytes"
+        )
+    if report.kind is not None:
+        if report.kind not in KINDS:
+            raise ReportError(f"kind must be one of {', '.join(KINDS)}")
+        if report.state != "blocked":
+            raise ReportError("kind goes only with state blocked")
+    if report.progress is not None:
+        if (
+            isinstance(report.progress, bool)
+            or not isinstance(report.progress, int)
+            or not 0 <= report.progress <= 100
+        ):
+            raise ReportError("progress must be a whole number from 0 to 100")
+        if report.state not in ("working", "blocked"):
+            raise ReportError("progress goes only with state working or blocked")
+    if report.app is not None and _APP.fullmatch(report.app) is None:
+        raise ReportError("app must be 1 to 32 characters of [A-Za-z0-9_.+-]")
+    for name, text, max_encoded, max_decoded in (
+        ("title", report.title, MAX_TITLE_ENCODED, MAX_TITLE_DECODED),
+        ("msg", report.msg, MAX_MSG_ENCODED, MAX_MSG_DECODED),
+    ):
+        if text == "":
+            raise ReportError(f"{name} must not be empty")
+        if text is not None:
+            _encode_text(name, text, max_encoded, max_decoded)
+
+
+def encode_body(report: Report) -> bytes:
+    """The body for ``report``; raises :class:`ReportError` for an invalid field."""
+    validate(report)
+    parts = [f"state={report.state}"]
+    if report.id:
+        parts.append(f"id={report.id}")
+    if report.kind is not None:
+        parts.append(f"kind={report.kind}")
+    if report.progress is not None:
+        parts.append(f"progress={report.progress}")
+    if report.app is not None:
+        parts.append(f"app={report.app}")
+    if report.title is not None:
+        parts.append("title=" + _encode_text("title", report.title, 0x7FFF, MAX_TITLE_DECODED))
+    if report.msg is not None:
+        parts.append("msg=" + _encode_text("msg", report.msg, 0x7FFF, MAX_MSG_DECODED))
+    return ":".join(parts).encode("ascii")
+
+
+def encode_sequence(report: Report) -> bytes:
+    """A whole OSC 7501 sequence, BEL-terminated, ready to write to a terminal."""
+    return b"\x1b]7501;" + encode_body(report) + b"\x07"
+
+
+__all__ = [
+    "CLEAR",
+    "KINDS",
+    "STATES",
+    "URGENCY",
+    "Report",
+    "ReportError",
+    "encode_body",
+    "encode_sequence",
+    "parse_body",
+    "validate",
+]

@@ -1,0 +1,196 @@
+"""A session: the launcher's facts plus the record table, in the contract's shape.
+
+This is the one place that builds and reads the session's JSON. ``tray status``, the
+tray app and the state files all go through :meth:`Session.to_public`,
+:meth:`Session.to_file` and :meth:`Session.from_file`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from tray.protocol.records import LASTING, Record, most_urgent
+from tray.protocol.report import KINDS, STATES
+
+FORMAT_VERSION = 1
+SOURCES = ("launcher", "program")
+
+
+class SessionFormatError(ValueError):
+    """A state file that does not hold a session this version can read."""
+
+
+def launcher_state(running: bool, exit_code: int | None) -> str:
+    if running:
+        return "working"
+    return "done" if exit_code == 0 else "error"
+
+
+def session_state(
+    records: tuple[Record, ...], source: str, running: bool, exit_code: int | None
+) -> str | None:
+    """The contract's ``state``: the most urgent record, else what the launcher knows."""
+    if records:
+        return most_urgent([r.state for r in records])
+    if source == "launcher" or not running:
+        return launcher_state(running, exit_code)
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    id: str
+    name: str
+    command: tuple[str, ...]
+    cwd: str
+    pid: int
+    child_pid: int | None
+    started_at: float
+    updated_at: float
+    alive: bool = True
+    exit_code: int | None = None
+    source: str = "launcher"
+    records: tuple[Record, ...] = ()
+    # Beyond the contract: what readers need for liveness and for the tray.
+    pid_start: str | None = None
+    last_input_at: float | None = None
+    terminal: Mapping[str, str] = field(default_factory=dict)
+    name_given: bool = False  # whether ``name`` came from --name
+
+    @property
+    def running(self) -> bool:
+        return self.alive and self.exit_code is None
+
+    @property
+    def state(self) -> str | None:
+        return session_state(self.records, self.source, self.running, self.exit_code)
+
+    def ended(self, exit_code: int | None, now: float) -> Session:
+        """The session after its program stopped: the lifetime rule drops records."""
+        kept = tuple(r for r in self.records if r.state in LASTING)
+        return replace(self, alive=False, exit_code=exit_code, records=kept, updated_at=now)
+
+    def to_public(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "command": list(self.command),
+            "cwd": self.cwd,
+            "pid": self.pid,
+            "child_pid": self.child_pid,
+            "started_at": self.started_at,
+            "updated_at": self.updated_at,
+            "alive": self.alive,
+            "exit_code": self.exit_code,
+            "state": self.state,
+            "source": self.source,
+            "records": [
+                {
+                    "id": r.id,
+                    "state": r.state,
+                    "kind": r.kind,
+                    "progress": r.progress,
+                    "app": r.app,
+                    "title": r.title,
+                    "msg": r.msg,
+                    "updated_at": r.updated_at,
+                }
+                for r in self.records
+            ],
+        }
+
+    def to_file(self) -> dict[str, Any]:
+        document = {"version": FORMAT_VERSION, **self.to_public()}
+        document["pid_start"] = self.pid_start
+        document["last_input_at"] = self.last_input_at
+        document["terminal"] = dict(self.terminal)
+        document["name_given"] = self.name_given
+        return document
+
+    @classmethod
+    def from_file(cls, document: object) -> Session:
+        """Read a state file's JSON; raises :class:`SessionFormatError` when malformed."""
+        try:
+            return _parse(document)
+        except (KeyError, TypeError, ValueError) as error:
+            if isinstance(error, SessionFormatError):
+                raise
+            raise SessionFormatError(f"malformed session: {error}") from None
+
+
+def _expect(value: object, kind: type | tuple[type, ...], name: str) -> Any:
+    if isinstance(value, bool) and kind is not bool and bool not in _as_tuple(kind):
+        raise SessionFormatError(f"{name} has the wrong type")
+    if not isinstance(value, kind):
+        raise SessionFormatError(f"{name} has the wrong type")
+    return value
+
+
+def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
+    return kind if isinstance(kind, tuple) else (kind,)
+
+
+def _optional(value: object, kind: type | tuple[type, ...], name: str) -> Any:
+    return None if value is None else _expect(value, kind, name)
+
+
+def _time(value: object, name: str) -> float:
+    number = float(_expect(value, (int, float), name))
+    if not math.isfinite(number):
+        raise SessionFormatError(f"{name} is not a finite number")
+    return number
+
+
+def _record(item: object) -> Record:
+    entry = _expect(item, dict, "record")
+    state = _expect(entry["state"], str, "record state")
+    if state not in STATES:
+        raise SessionFormatError(f"unknown record state {state!r}")
+    kind = _optional(entry.get("kind"), str, "kind")
+    if kind is not None and kind not in KINDS:
+        raise SessionFormatError(f"unknown kind {kind!r}")
+    return Record(
+        id=_expect(entry["id"], str, "record id"),
+        state=state,
+        kind=kind,
+        progress=_optional(entry.get("progress"), int, "progress"),
+        app=_optional(entry.get("app"), str, "app"),
+        title=_optional(entry.get("title"), str, "title"),
+        msg=_optional(entry.get("msg"), str, "msg"),
+        updated_at=_time(entry["updated_at"], "record updated_at"),
+    )
+
+
+def _parse(document: object) -> Session:
+    data = _expect(document, dict, "session")
+    if data.get("version") != FORMAT_VERSION:
+        raise SessionFormatError(f"unsupported version {data.get('version')!r}")
+    source = _expect(data["source"], str, "source")
+    if source not in SOURCES:
+        raise SessionFormatError(f"unknown source {source!r}")
+    command = _expect(data["command"], list, "command")
+    terminal = _expect(data.get("terminal") or {}, dict, "terminal")
+    last_input = data.get("last_input_at")
+    return Session(
+        id=_expect(data["id"], str, "id"),
+        name=_expect(data["name"], str, "name"),
+        command=tuple(_expect(part, str, "command") for part in command),
+        cwd=_expect(data["cwd"], str, "cwd"),
+        pid=_expect(data["pid"], int, "pid"),
+        child_pid=_optional(data.get("child_pid"), int, "child_pid"),
+        started_at=_time(data["started_at"], "started_at"),
+        updated_at=_time(data["updated_at"], "updated_at"),
+        alive=_expect(data["alive"], bool, "alive"),
+        exit_code=_optional(data.get("exit_code"), int, "exit_code"),
+        source=source,
+        records=tuple(_record(item) for item in _expect(data["records"], list, "records")),
+        pid_start=_optional(data.get("pid_start"), str, "pid_start"),
+        last_input_at=None if last_input is None else _time(last_input, "last_input_at"),
+        terminal={
+            _expect(k, str, "terminal"): _expect(v, str, "terminal") for k, v in terminal.items()
+        },
+        name_given=_expect(data.get("name_given", False), bool, "name_given"),
+    )

@@ -1,0 +1,375 @@
+"""The state directory: one JSON file per session, written atomically, read with liveness.
+
+Layout: ``<id>.json`` per session. Names starting with ``.`` are never sessions: writers'
+temporary files are ``.<id>.<pid>.<n>.tmp``, and other tools may keep dotfiles beside
+the sessions.
+"""
+
+from __future__ import annotations
+
+import enum
+import errno
+import itertools
+import json
+import os
+import stat
+import subprocess
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from tray.session import Session, SessionFormatError
+
+SUFFIX = ".json"
+TEMP_SUFFIX = ".tmp"
+# Far above any real session (256 records of bounded size); stops a stray file eating memory.
+MAX_FILE_BYTES = 16 * 1024 * 1024
+MAX_ID_LENGTH = 200
+# A writer that died between creating and renaming its temp file leaves it behind.
+STALE_TEMP_AGE = 60.0
+
+_temp_counter = itertools.count()
+
+
+class StoreError(Exception):
+    """The state directory cannot be used safely; the message is one line for the user."""
+
+
+def process_start_token(pid: int) -> str | None:
+    """Something that differs between two processes that had the same pid, or None."""
+    if pid <= 0:
+        return None
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat_file:
+            # The command name may hold spaces and parentheses: split after the last ")".
+            fields = stat_file.read().rsplit(b")", 1)[1].split()
+        return fields[19].decode("ascii")  # starttime, field 22 of proc(5)
+    except FileNotFoundError:
+        return None
+    except (OSError, IndexError, UnicodeDecodeError):
+        pass
+    if sys.platform.startswith("linux"):
+        return None
+    try:
+        result = subprocess.run(
+            ["ps", "-o", "lstart=", "-p", str(pid)],
+            capture_output=True,
+            text=True,
+            timeout=2,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return result.stdout.strip() or None
+
+
+def pid_exists(pid: int) -> bool:
+    # 0 and negative pids name process groups, which would make any session look alive.
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def launcher_alive(pid: int, token: str | None) -> bool:
+    """Whether the launcher that recorded ``pid`` and ``token`` still runs.
+
+    A different start token means the pid now belongs to another process.
+    """
+    if not pid_exists(pid):
+        return False
+    current = process_start_token(pid)
+    if token is None or current is None:
+        return current is not None or token is None
+    return current == token
+
+
+def expired(session: Session, now: float, keep_ended: float) -> bool:
+    """An ended session past its keep time: no longer listed, and its file may go."""
+    return not session.alive and now - session.updated_at > keep_ended
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A file that could not be read, kept so callers can warn once about it."""
+
+    path: Path
+    reason: str
+
+
+class Dismissal(enum.Enum):
+    REMOVED = "removed"
+    NOT_FOUND = "not found"
+    RUNNING = "running"
+
+
+@dataclass(frozen=True)
+class _Loaded:
+    session: Session
+    # Which version of the file was read, so a removal never hits a newer one.
+    identity: tuple[int, int, int, int]
+
+
+def valid_session_id(session_id: str) -> bool:
+    return (
+        0 < len(session_id) <= MAX_ID_LENGTH
+        and not session_id.startswith(".")
+        and "/" not in session_id
+        and "\0" not in session_id
+    )
+
+
+def _identity(info: os.stat_result) -> tuple[int, int, int, int]:
+    return (info.st_dev, info.st_ino, info.st_mtime_ns, info.st_size)
+
+
+class StateStore:
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    def ensure(self) -> None:
+        """Create the directory private to this user, or make an existing one so."""
+        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        info = os.stat(self.directory)
+        if not stat.S_ISDIR(info.st_mode):
+            raise StoreError(f"state directory {self.directory} is not a directory")
+        if info.st_uid != os.geteuid():
+            # Another user's directory could feed us sessions or read ours.
+            raise StoreError(
+                f"state directory {self.directory} belongs to uid {info.st_uid}, not to you"
+            )
+        if stat.S_IMODE(info.st_mode) != 0o700:
+            os.chmod(self.directory, 0o700)
+
+    def path_for(self, session_id: str) -> Path:
+        if not valid_session_id(session_id):
+            raise ValueError(f"invalid session id {session_id!r}")
+        return self.directory / f"{session_id}{SUFFIX}"
+
+    def write(self, session: Session) -> None:
+        """Replace the session's file atomically; readers never see a torn file."""
+        target = self.path_for(session.id)
+        # Unique per process and per call, so concurrent writers never share a temp file.
+        temp = self.directory / f".{session.id}.{os.getpid()}.{next(_temp_counter)}{TEMP_SUFFIX}"
+        data = json.dumps(session.to_file(), separators=(",", ":")).encode("utf-8")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(temp, flags, 0o600)
+        try:
+            try:
+                os.fchmod(fd, 0o600)  # the umask must not loosen or tighten it
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+            finally:
+                os.close(fd)
+            os.replace(temp, target)
+        except BaseException:
+            _unlink_quietly(temp)
+            raise
+
+    def read(self, path: Path) -> Session:
+        """One session file; raises OSError, ValueError or SessionFormatError."""
+        return self._load(path).session
+
+    def _load(self, path: Path) -> _Loaded:
+        # O_NONBLOCK so a FIFO planted in the directory cannot hang a reader.
+        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+        fd = os.open(path, flags)
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise ValueError("not a regular file")
+            if info.st_size > MAX_FILE_BYTES:
+                raise ValueError(f"larger than {MAX_FILE_BYTES} bytes")
+            chunks = []
+            remaining = MAX_FILE_BYTES + 1
+            while remaining > 0:
+                chunk = os.read(fd, min(remaining, 1 << 16))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                remaining -= len(chunk)
+        finally:
+            os.close(fd)
+        data = b"".join(chunks)
+        if len(data) > MAX_FILE_BYTES:
+            raise ValueError(f"larger than {MAX_FILE_BYTES} bytes")
+        if not data:
+            raise ValueError("empty file")
+        try:
+            document = json.loads(data)
+        except RecursionError:
+            raise ValueError("JSON nested too deeply") from None
+        session = Session.from_file(document)
+        expected_name = path.name.removesuffix(SUFFIX)
+        if session.id != expected_name:
+            raise ValueError(f"holds session {session.id!r}, not {expected_name!r}")
+        ordered = tuple(sorted(session.records, key=lambda record: record.id))
+        if ordered != session.records:
+            session = replace(session, records=ordered)
+        return _Loaded(session, _identity(info))
+
+    def _session_paths(self) -> list[Path]:
+        try:
+            names = os.listdir(self.directory)
+        except FileNotFoundError:
+            return []
+        return [
+            self.directory / name
+            for name in sorted(names)
+            if name.endswith(SUFFIX) and valid_session_id(name.removesuffix(SUFFIX))
+        ]
+
+    def _load_live(self, path: Path) -> _Loaded:
+        """A session with liveness applied: a dead launcher's session is ended."""
+        loaded = self._load(path)
+        session = loaded.session
+        if session.alive and not launcher_alive(session.pid, session.pid_start):
+            # Its last write time stays, so a dead session still ages out.
+            session = session.ended(session.exit_code, session.updated_at)
+            return _Loaded(session, loaded.identity)
+        return loaded
+
+    def _scan(self) -> tuple[list[tuple[Path, _Loaded]], list[Problem]]:
+        loaded: list[tuple[Path, _Loaded]] = []
+        problems: list[Problem] = []
+        try:
+            paths = self._session_paths()
+        except OSError as error:
+            return loaded, [Problem(self.directory, _reason(error))]
+        for path in paths:
+            try:
+                loaded.append((path, self._load_live(path)))
+            except FileNotFoundError:
+                continue  # removed since the listing: dismissed or pruned meanwhile
+            except (OSError, ValueError, SessionFormatError) as error:
+                problems.append(Problem(path, _reason(error)))
+        loaded.sort(key=lambda item: (item[1].session.started_at, item[1].session.id))
+        return loaded, problems
+
+    def read_all(self, now: float) -> tuple[list[Session], list[Problem]]:
+        """Every session, oldest first, with dead launchers' sessions ended.
+
+        ``now`` is accepted for callers' symmetry with :meth:`prune`; liveness needs no
+        clock. A missing directory holds no sessions; an unreadable one is a problem whose
+        path is the directory itself.
+        """
+        loaded, problems = self._scan()
+        return [item.session for _, item in loaded], problems
+
+    def prune(self, now: float, keep_ended: float) -> int:
+        """Delete the files of sessions that ended more than ``keep_ended`` seconds ago.
+
+        Also clears temp files left by writers that died. Returns how many sessions went.
+        """
+        loaded, _ = self._scan()
+        removed = 0
+        for path, item in loaded:
+            if expired(item.session, now, keep_ended) and self._remove_if_unchanged(path, item):
+                removed += 1
+        self._clear_stale_temps(now)
+        return removed
+
+    def dismiss(self, session_id: str) -> Dismissal:
+        """Remove an ended session's file; a running session's file stays.
+
+        A file that cannot be read is removed: asking for it by id is asking for it gone.
+        """
+        if not valid_session_id(session_id):
+            return Dismissal.NOT_FOUND
+        path = self.path_for(session_id)
+        try:
+            item = self._load_live(path)
+        except FileNotFoundError:
+            return Dismissal.NOT_FOUND
+        except (OSError, ValueError, SessionFormatError):
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                return Dismissal.NOT_FOUND
+            return Dismissal.REMOVED
+        if item.session.alive:
+            return Dismissal.RUNNING
+        if self._remove_if_unchanged(path, item):
+            return Dismissal.REMOVED
+        # The file changed under us: only a live launcher writes, so it is running.
+        return Dismissal.RUNNING if path.exists() else Dismissal.NOT_FOUND
+
+    def dismiss_ended(self) -> list[str]:
+        """Remove every ended session's file; returns their ids."""
+        loaded, _ = self._scan()
+        return [
+            item.session.id
+            for path, item in loaded
+            if not item.session.alive and self._remove_if_unchanged(path, item)
+        ]
+
+    def remove(self, session_id: str) -> bool:
+        try:
+            self.path_for(session_id).unlink()
+        except FileNotFoundError:
+            return False
+        return True
+
+    def _remove_if_unchanged(self, path: Path, item: _Loaded) -> bool:
+        try:
+            if _identity(os.stat(path, follow_symlinks=False)) != item.identity:
+                return False
+            path.unlink()
+        except FileNotFoundError:
+            return False
+        return True
+
+    def _clear_stale_temps(self, now: float) -> None:
+        try:
+            names = os.listdir(self.directory)
+        except OSError:
+            return
+        for name in names:
+            if not (name.startswith(".") and name.endswith(TEMP_SUFFIX)):
+                continue
+            parts = name.split(".")
+            # ".<id>.<pid>.<n>.tmp": the id may hold dots, so the pid is third from the end.
+            if len(parts) < 5 or not parts[-3].isdigit():
+                continue
+            path = self.directory / name
+            try:
+                age = now - os.stat(path, follow_symlinks=False).st_mtime
+            except OSError:
+                continue
+            if age > STALE_TEMP_AGE and not pid_exists(int(parts[-3])):
+                _unlink_quietly(path)
+
+
+def _reason(error: BaseException) -> str:
+    if isinstance(error, OSError) and error.strerror:
+        if error.errno == errno.ELOOP:
+            return "is a symbolic link"
+        return error.strerror
+    return str(error)
+
+
+def _unlink_quietly(path: Path) -> bool:
+    try:
+        path.unlink()
+    except OSError:
+        return False
+    return True
+
+
+__all__ = [
+    "Dismissal",
+    "Problem",
+    "StateStore",
+    "StoreError",
+    "expired",
+    "launcher_alive",
+    "pid_exists",
+    "process_start_token",
+    "valid_session_id",
+]
