@@ -301,7 +301,9 @@ def _write_all(fd: int, data: bytes) -> None:
                 written += os.write(fd, view[written:])
         except BlockingIOError:
             # Somebody made our stdout non-blocking; wait the way a blocking write would.
-            select.select([], [fd], [])
+            waiter = select.poll()
+            waiter.register(fd, select.POLLOUT)
+            waiter.poll()
 
 
 def _visible(session: Session) -> dict[str, Any]:
@@ -370,7 +372,7 @@ class Launcher:
             id=self._id,
             name=name or (os.path.basename(command[0]) if command else ""),
             command=tuple(command),
-            cwd=env.cwd(),
+            cwd=self._cwd(),
             pid=os.getpid(),
             child_pid=None,
             started_at=now,
@@ -395,6 +397,7 @@ class Launcher:
         self._stdin_open = False
         self._size_fd: int | None = None
         self._master = -1
+        self._slave = -1
         self._master_eof = False
         self._spawned: _Spawned | None = None
         self._signals: SignalPipe | None = None
@@ -415,6 +418,12 @@ class Launcher:
 
     # ----------------------------------------------------------------- start and end
 
+    def _cwd(self) -> str:
+        try:
+            return self._env.cwd()
+        except OSError:  # the directory was removed under us; the command still runs
+            return self._env.environ.get("PWD", "")
+
     def run(self) -> int:
         if not self._command:
             self._say("tray: no command to run")
@@ -423,6 +432,7 @@ class Launcher:
         self._stdin_open = _is_open(self._stdin)
         if not self._stdin_open:
             self._stdin = -1
+            self._eof_pending = True  # no input at all: the command sees an empty one
         if not _is_open(self._env.stdout_fd):
             self._stdout = None
         stdout = -1 if self._stdout is None else self._stdout
@@ -430,20 +440,28 @@ class Launcher:
         self._size_fd = next((fd for fd in (stdout, self._stdin) if os.isatty(fd)), None)
         self._open_store()
         try:
-            self._master, slave = os.openpty()
+            self._master, self._slave = os.openpty()
         except OSError as error:
             self._say(f"tray: cannot open a pseudo-terminal: {error.strerror}")
             self._forget()
             return CANNOT_START
         try:
-            return self._run_on(slave, interactive)
+            return self._run_on(interactive)
         finally:
+            self._close_slave()
             if self._master >= 0:
                 os.close(self._master)
                 self._master = -1
             self._log.close()
 
-    def _run_on(self, slave: int, interactive: bool) -> int:
+    def _close_slave(self) -> None:
+        # Only the command's side may keep it open, or we would never see its end (EIO).
+        if self._slave >= 0:
+            os.close(self._slave)
+            self._slave = -1
+
+    def _run_on(self, interactive: bool) -> int:
+        slave = self._slave
         set_size(self._master, self._initial_size())
         self._veof = self._configure_child_terminal(slave, interactive)
         dispositions = _child_dispositions()
@@ -461,7 +479,7 @@ class Launcher:
                 self._forget()
                 return CANNOT_START
             finally:
-                os.close(slave)
+                self._close_slave()
             self._started()
             self._raw = RawMode(self._stdin) if interactive else None
             try:
@@ -560,6 +578,7 @@ class Launcher:
         os.set_blocking(self._master, False)
         self._poller.register(self._signals.fileno(), select.POLLIN)
         self._reap()  # it may have exited before our SIGCHLD handler mattered
+        self._flush_to_child()
         try:
             while True:
                 now = time.monotonic()
@@ -626,18 +645,21 @@ class Launcher:
     def _on_master(self, events: int) -> None:
         if events & select.POLLOUT:
             self._flush_to_child()
-        if not events & _IN:
-            return
+        if events & _IN:
+            self._read_master()
+
+    def _read_master(self) -> bool:
+        """Pass on one chunk of the command's output; False when there is none now."""
         try:
             data = os.read(self._master, READ_SIZE)
         except BlockingIOError:
-            return
+            return False
         except OSError:  # EIO: no process has the pty open any more
             data = b""
         if not data:
             self._master_eof = True
             self._to_child.clear()
-            return
+            return False
         result = self._scanner.feed(data)
         if result.events:
             self._on_events(result.events)
@@ -650,6 +672,7 @@ class Launcher:
             self._held_deadline = None
         if self._status is not None:
             self._drain_deadline = min(self._drain_limit, time.monotonic() + DRAIN_SILENCE)
+        return True
 
     def _pass_on(self, data: bytes) -> None:
         if not data or self._stdout is None:
@@ -756,8 +779,8 @@ class Launcher:
             return
         self._status = exit_code(status)
         now = time.monotonic()
-        self._drain_deadline = now + DRAIN_SILENCE
         self._drain_limit = now + DRAIN_LIMIT
+        self._drain_deadline = min(self._drain_limit, now + DRAIN_SILENCE)
         self._log(f"command exited status={self._status}")
 
     def _child_stopped(self) -> None:
@@ -765,6 +788,12 @@ class Launcher:
         if not self._hanging_up and not self._tstp_ignored:
             assert self._signals is not None
             self._log("command stopped: suspending")
+            # What the command's pty echoed as it stopped ("^Z") belongs before the
+            # shell's "Stopped" line, as it would appear without us.
+            # Bounded: something outside the stopped group may be writing without end.
+            for _ in range(16):
+                if self._master < 0 or self._master_eof or not self._read_master():
+                    break
             if self._raw is not None:
                 self._raw.restore()
             # If our own process group is orphaned (no job-control shell above us), the
@@ -834,13 +863,15 @@ class Launcher:
         self._stdout = None
         self._hang_up_child()
         deadline = time.monotonic() + HANGUP_WAIT
+        waiter = select.poll()
+        waiter.register(self._signals.fileno(), select.POLLIN)
         self._reap()
         while self._status is None:
             left = deadline - time.monotonic()
             if left <= 0:
                 self._log("command still running after hangup; leaving it")
                 return HANGUP_STATUS
-            select.select([self._signals.fileno()], [], [], left)
+            waiter.poll(math.ceil(left * 1000))  # SIGCHLD wakes us
             self._signals.read()
             self._reap()
         return self._status

@@ -33,6 +33,10 @@ def session_state(
     records: tuple[Record, ...], source: str, running: bool, exit_code: int | None
 ) -> str | None:
     """The contract's ``state``: the most urgent record, else what the launcher knows."""
+    if not running:
+        # The lifetime rule, even for a session whose records were never pruned: a program
+        # that is gone is never still working or blocked.
+        records = tuple(r for r in records if r.state in LASTING)
     if records:
         return most_urgent([r.state for r in records])
     if source == "launcher" or not running:
@@ -115,7 +119,7 @@ class Session:
         """Read a state file's JSON; raises :class:`SessionFormatError` when malformed."""
         try:
             return _parse(document)
-        except (KeyError, TypeError, ValueError) as error:
+        except (KeyError, TypeError, ValueError, OverflowError) as error:
             if isinstance(error, SessionFormatError):
                 raise
             raise SessionFormatError(f"malformed session: {error}") from None
@@ -138,7 +142,11 @@ def _optional(value: object, kind: type | tuple[type, ...], name: str) -> Any:
 
 
 def _time(value: object, name: str) -> float:
-    number = float(_expect(value, (int, float), name))
+    try:
+        number = float(_expect(value, (int, float), name))
+    except OverflowError:
+        # JSON integers have no size limit; float() refuses the huge ones.
+        raise SessionFormatError(f"{name} is out of range") from None
     if not math.isfinite(number):
         raise SessionFormatError(f"{name} is not a finite number")
     return number
@@ -148,15 +156,18 @@ def _record(item: object) -> Record:
     entry = _expect(item, dict, "record")
     state = _expect(entry["state"], str, "record state")
     if state not in STATES:
-        raise SessionFormatError(f"unknown record state {state!r}")
+        raise SessionFormatError(f"unknown record state {state[:20]!r}")
     kind = _optional(entry.get("kind"), str, "kind")
     if kind is not None and kind not in KINDS:
-        raise SessionFormatError(f"unknown kind {kind!r}")
+        raise SessionFormatError(f"unknown kind {kind[:20]!r}")
+    progress = _optional(entry.get("progress"), int, "progress")
+    if progress is not None and not 0 <= progress <= 100:
+        raise SessionFormatError("progress out of range")
     return Record(
         id=_expect(entry["id"], str, "record id"),
         state=state,
         kind=kind,
-        progress=_optional(entry.get("progress"), int, "progress"),
+        progress=progress,
         app=_optional(entry.get("app"), str, "app"),
         title=_optional(entry.get("title"), str, "title"),
         msg=_optional(entry.get("msg"), str, "msg"),
@@ -166,11 +177,14 @@ def _record(item: object) -> Record:
 
 def _parse(document: object) -> Session:
     data = _expect(document, dict, "session")
-    if data.get("version") != FORMAT_VERSION:
-        raise SessionFormatError(f"unsupported version {data.get('version')!r}")
+    version = data.get("version")
+    # ``True == 1`` and ``1.0 == 1`` in Python; neither is this format's version.
+    if type(version) is not int or version != FORMAT_VERSION:
+        known = type(version) is int and 0 <= version < 1000
+        raise SessionFormatError(f"unsupported version {version}" if known else "no usable version")
     source = _expect(data["source"], str, "source")
     if source not in SOURCES:
-        raise SessionFormatError(f"unknown source {source!r}")
+        raise SessionFormatError(f"unknown source {source[:20]!r}")
     command = _expect(data["command"], list, "command")
     terminal = _expect(data.get("terminal") or {}, dict, "terminal")
     last_input = data.get("last_input_at")

@@ -466,7 +466,7 @@ def test_appindicator_icon_states_and_menu(
     driver = start_driver("appindicator")
     driver.expect("ready appindicator")
     walk_states(driver, xvfb_display, SNI_HOST)
-    use_menu(driver, xvfb_display, SNI_HOST, button=1, screenshot=False)
+    use_menu(driver, xvfb_display, SNI_HOST, button=3, screenshot=False)
 
 
 if __name__ == "__main__":

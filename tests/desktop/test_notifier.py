@@ -27,9 +27,12 @@ from .waiting import wait_for
 
 
 class Recorder(logging.Handler):
+    """A logger of its own for one notifier, keeping every record."""
+
     def __init__(self) -> None:
         super().__init__(logging.DEBUG)
         self.records: list[logging.LogRecord] = []
+        self.log = logging.getLogger(f"tray.test.notifier.{id(self)}")
 
     def emit(self, record: logging.LogRecord) -> None:
         self.records.append(record)
@@ -47,12 +50,11 @@ class Recorder(logging.Handler):
 @pytest.fixture
 def recorder() -> Iterator[Recorder]:
     handler = Recorder()
-    log = logging.getLogger(f"tray.test.notifier.{id(handler)}")
-    log.setLevel(logging.DEBUG)
-    log.propagate = False
-    log.addHandler(handler)
+    handler.log.setLevel(logging.DEBUG)
+    handler.log.propagate = False
+    handler.log.addHandler(handler)
     yield handler
-    log.removeHandler(handler)
+    handler.log.removeHandler(handler)
 
 
 def notifier_threads() -> int:
@@ -60,8 +62,7 @@ def notifier_threads() -> int:
 
 
 def make_notifier(recorder: Recorder, clicks: list[str]) -> Notifier:
-    log = logging.getLogger(f"tray.test.notifier.{id(recorder)}")
-    return Notifier("tray-test", clicks.append, log)
+    return Notifier("tray-test", clicks.append, recorder.log)
 
 
 @pytest.fixture
@@ -124,9 +125,8 @@ def test_clicking_a_notification_calls_on_click_with_its_key(
 
 
 def test_on_click_may_close_the_notifier(on_dunst: Dunst, recorder: Recorder) -> None:
-    log = logging.getLogger(f"tray.test.notifier.{id(recorder)}")
     notifiers: list[Notifier] = []
-    notifier = Notifier("tray-test", lambda key: notifiers[0].close(), log)
+    notifier = Notifier("tray-test", lambda key: notifiers[0].close(), recorder.log)
     notifiers.append(notifier)
     running = notifier_threads()
     try:

@@ -132,13 +132,24 @@ def only_session(state_dir: Path) -> Session | None:
     return found[0] if found else None
 
 
-def pid_gone(pid: int) -> bool:
-    """True once ``pid`` is gone or a zombie nobody we know will wait for."""
+def started_session(state_dir: Path) -> Session | None:
+    """The session once its file names the command's pid."""
+    session = only_session(state_dir)
+    return session if session is not None and session.child_pid is not None else None
+
+
+def process_state(pid: int) -> str | None:
+    """The state letter of proc(5) (R, S, T for stopped, Z...), or None when gone."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as stat:
-            return stat.read().rsplit(b")", 1)[1].split()[0] == b"Z"
+            return stat.read().rsplit(b")", 1)[1].split()[0].decode()
     except FileNotFoundError:
-        return True
+        return None
+
+
+def pid_gone(pid: int) -> bool:
+    """True once ``pid`` is gone or a zombie nobody we know will wait for."""
+    return process_state(pid) in (None, "Z")
 
 
 @dataclass

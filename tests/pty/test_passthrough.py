@@ -9,7 +9,15 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from conftest import Job, Terminal, launcher_argv, pid_gone, wait_for
+from conftest import (
+    Job,
+    Terminal,
+    launcher_argv,
+    only_session,
+    pid_gone,
+    started_session,
+    wait_for,
+)
 
 BLOB_SIZE = 300_000
 BLOB_SEED = 7501
@@ -76,16 +84,45 @@ def test_last_output_is_drained_while_a_grandchild_holds_the_pty(
         wait_for(lambda: pid_gone(grandchild), message="the grandchild to go")
 
 
+# Writes its last output only when told to (a file appears), then exits at once.
+LAST_WORDS = """
+import os, sys, time
+while not os.path.exists(sys.argv[1]):
+    time.sleep(0.005)
+os.write(1, b"%d\\n" % 12000 + b"z" * 12000)
+"""
+
+
+def test_output_still_in_the_pty_when_the_command_exits_is_not_lost(
+    job_runner: Callable[..., Job], tmp_path: Path, state_dir: Path
+) -> None:
+    go = tmp_path / "go"
+    job = job_runner(launcher_argv([sys.executable, "-c", LAST_WORDS, str(go)]))
+    session = job.wait(lambda: started_session(state_dir), "the session")
+    # With the launcher stopped, the command's last output can only wait in the pty.
+    os.kill(job.pid, signal.SIGSTOP)
+    job.wait(lambda: any(os.WIFSTOPPED(s) for s in job.statuses), "the launcher to stop")
+    go.touch()
+    wait_for(lambda: pid_gone(session.child_pid or 0), message="the command to exit")
+    os.kill(job.pid, signal.SIGCONT)  # it learns of the exit and of the output together
+    assert job.exit_code() == 0
+    job.terminal.read()
+    assert bytes(job.terminal.output) == b"12000\r\n" + b"z" * 12000
+
+
 def _probe(job: Job) -> bytes:
     job.expect(DA1_QUERY)
     job.terminal.type(DA1_REPLY)  # as the user's terminal does
-    job.wait(lambda: b"GOT " in job.terminal.output and job.terminal.output.endswith(b"\r\n"), "the report")
+    job.wait(
+        lambda: b"GOT " in job.terminal.output and job.terminal.output.endswith(b"\r\n"),
+        "the report",
+    )
     line = bytes(job.terminal.output).split(b"GOT ", 1)[1].split(b"\r\n", 1)[0]
     return bytes.fromhex(line.decode())
 
 
 def test_query_is_answered_into_the_input_before_the_terminal_answers_da1(
-    job_runner: Callable[..., Job],
+    job_runner: Callable[..., Job], state_dir: Path
 ) -> None:
     job = job_runner(launcher_argv([sys.executable, "-c", PROBE_CHILD, "ESC]7501;?BELESC[c"]))
     got = _probe(job)
@@ -93,6 +130,10 @@ def test_query_is_answered_into_the_input_before_the_terminal_answers_da1(
     assert got == ANSWER + DA1_REPLY
     before_report = bytes(job.terminal.output).split(b"\r\nGOT ", 1)[0]
     assert before_report == DA1_QUERY  # the query itself never reaches the terminal
+    session = only_session(state_dir)
+    assert session is not None
+    assert session.source == "program"  # a query alone makes it the program's session
+    assert session.records == ()
 
 
 def test_query_with_st_is_answered_with_st(job_runner: Callable[..., Job]) -> None:

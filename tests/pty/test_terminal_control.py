@@ -5,11 +5,22 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import Job, Terminal, launcher_argv, only_session, pid_gone, wait_for
+from conftest import (
+    TIMEOUT,
+    Job,
+    Terminal,
+    launcher_argv,
+    only_session,
+    pid_gone,
+    process_state,
+    started_session,
+    wait_for,
+)
 
 WAIT_FOR_ENTER = ["sh", "-c", "echo ready; read line"]
 SLEEPER = ["sh", "-c", "echo ready; exec sleep 60"]
@@ -91,17 +102,22 @@ def test_ctrl_backslash_reaches_the_command(
 
 
 def test_ctrl_z_stops_command_and_launcher_then_both_resume(
-    job_runner: Callable[..., Job], terminal: Terminal
+    job_runner: Callable[..., Job], terminal: Terminal, state_dir: Path
 ) -> None:
     before = terminal.attributes()
     job = job_runner(launcher_argv(["sh", "-c", "echo ready; exec cat"]))
     job.expect(b"ready")
     job.wait(terminal.is_raw, "raw mode")
+    session = job.wait(lambda: started_session(state_dir), "the session")
+    assert session.child_pid is not None
     terminal.type(b"\x1a")
     stopped = job.wait(
         lambda: next((s for s in job.statuses if os.WIFSTOPPED(s)), None), "the launcher to stop"
     )
     assert os.WSTOPSIG(stopped) == signal.SIGTSTP
+    assert process_state(session.child_pid) == "T"
+    # The pty's echo of the key comes out before the shell would print "Stopped".
+    job.wait(lambda: terminal.output.endswith(b"^Z"), "the echoed ^Z")
     assert terminal.attributes() == before  # the shell gets a sane terminal back
 
     os.kill(job.pid, signal.SIGCONT)  # what `fg` does
@@ -133,13 +149,31 @@ def test_sighup_hangs_up_the_command_and_ends_the_session(
 ) -> None:
     job = job_runner(launcher_argv(SLEEPER))
     job.expect(b"ready")
-    session = job.wait(lambda: only_session(state_dir), "the session")
+    session = job.wait(lambda: started_session(state_dir), "the session")
     os.kill(job.pid, signal.SIGHUP)
     assert job.exit_code() == 128 + signal.SIGHUP
     ended = only_session(state_dir)
     assert ended is not None
     assert (ended.alive, ended.exit_code, ended.state) == (False, 128 + signal.SIGHUP, "error")
+    wait_for(lambda: pid_gone(session.child_pid or 0), message="the command to end")
+
+
+def test_a_command_deaf_to_the_hangup_does_not_keep_the_launcher(
+    job_runner: Callable[..., Job], state_dir: Path
+) -> None:
+    job = job_runner(launcher_argv(["sh", "-c", "trap '' HUP; echo ready; exec sleep 60"]))
+    job.expect(b"ready")
+    session = job.wait(lambda: started_session(state_dir), "the session")
     assert session.child_pid is not None
+    try:
+        os.kill(job.pid, signal.SIGHUP)
+        assert job.exit_code() == 128 + signal.SIGHUP
+        ended = only_session(state_dir)
+        assert ended is not None
+        assert (ended.alive, ended.exit_code) == (False, 128 + signal.SIGHUP)
+        assert not pid_gone(session.child_pid)  # it chose to live on
+    finally:
+        os.kill(session.child_pid, signal.SIGKILL)
     wait_for(lambda: pid_gone(session.child_pid or 0), message="the command to end")
 
 
@@ -148,7 +182,7 @@ def test_closing_the_terminal_ends_everything(
 ) -> None:
     job = job_runner(launcher_argv(SLEEPER))
     job.expect(b"ready")
-    session = job.wait(lambda: only_session(state_dir), "the session")
+    session = job.wait(lambda: started_session(state_dir), "the session")
     terminal.close_master()  # the user closes the tab
     assert job.exit_code() == 128 + signal.SIGHUP
     ended = only_session(state_dir)
@@ -173,15 +207,20 @@ def test_a_command_that_never_reads_cannot_block_the_launcher(
     job.expect(b"tick 0")
     # Whole lines, so the command's pty really fills up (a partial line is discarded).
     chunk = (b"y" * 63 + b"\r") * 1024
-    saturated = 0
+    saturated = accepted = 0
     ended = False
+    deadline = time.monotonic() + TIMEOUT
     while not ended:
+        assert time.monotonic() < deadline, "the launcher is stuck"
         try:
-            os.write(terminal.master, chunk)
+            accepted += os.write(terminal.master, chunk)
         except BlockingIOError:
             saturated += 1  # the launcher stopped taking input: its buffer is full
         job.pump()
         ended = any(os.WIFEXITED(s) or os.WIFSIGNALED(s) for s in job.statuses)
     assert saturated > 0
+    # The command read nothing: what was taken in sits in ptys and the launcher's
+    # bounded buffer, a few hundred KB at most, not all the typing there was.
+    assert accepted < 1_000_000
     assert job.exit_code() == 0
     assert b"end" in terminal.output

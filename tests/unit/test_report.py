@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 from dataclasses import replace
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -32,6 +33,11 @@ def b64(text: str | bytes, pad: bool = True) -> str:
     raw = text.encode() if isinstance(text, str) else text
     encoded = base64.b64encode(raw).decode()
     return encoded if pad else encoded.rstrip("=")
+
+
+def with_field(report: Report, field: str, value: object) -> Report:
+    changes: dict[str, Any] = {field: value}
+    return replace(report, **changes)
 
 
 def parse(body: str) -> Report | None:
@@ -393,7 +399,7 @@ def test_app(value: str, expected: str | None) -> None:
 )
 @pytest.mark.parametrize("field", ["title", "msg"])
 def test_base64_accepted(field: str, value: str, text: str) -> None:
-    assert parse(f"state=done:{field}={value}") == replace(Report("done"), **{field: text})
+    assert parse(f"state=done:{field}={value}") == with_field(Report("done"), field, text)
 
 
 @pytest.mark.parametrize(
@@ -463,14 +469,14 @@ def test_text_that_is_not_utf8_discards(field: str, raw: bytes) -> None:
 def test_control_characters_discard(field: str, char: str) -> None:
     assert parse(f"state=done:{field}={b64('a' + char + 'b')}") is None
     with pytest.raises(ReportError):
-        encode_body(replace(Report("done"), **{field: "a" + char + "b"}))
+        encode_body(with_field(Report("done"), field, "a" + char + "b"))
 
 
 @pytest.mark.parametrize("char", [" ", "~", "\xa0", "\xad", "\u2028", "\u202e", "\U0001f600"])
 @pytest.mark.parametrize("field", ["title", "msg"])
 def test_neighbours_of_control_characters_are_text(field: str, char: str) -> None:
     text = "a" + char + "b"
-    assert parse(f"state=done:{field}={b64(text)}") == replace(Report("done"), **{field: text})
+    assert parse(f"state=done:{field}={b64(text)}") == with_field(Report("done"), field, text)
 
 
 @pytest.mark.parametrize("field", ["title", "msg"])
@@ -544,13 +550,20 @@ INVALID_FIELDS: list[tuple[str, object]] = [
     ("msg", "a\x9bb"),
     ("msg", "m" * (MAX_MSG_DECODED + 1)),
     ("msg", "bad \udcff bytes"),
+    ("state", None),
+    ("state", b"done"),
+    ("id", None),
+    ("id", 5),
+    ("kind", ["permission"]),
+    ("app", ["--"]),
+    ("title", b"t"),
+    ("msg", ["x"]),
 ]
 
 
 @pytest.mark.parametrize(("field", "value"), INVALID_FIELDS)
 def test_validate_rejects_each_invalid_field(field: str, value: object) -> None:
-    state = "blocked" if field != "state" else value
-    report = replace(Report("blocked"), **{"state": state, field: value})
+    report = with_field(Report("blocked"), field, value)
     with pytest.raises(ReportError):
         validate(report)
     with pytest.raises(ReportError):
@@ -571,7 +584,7 @@ def test_progress_with_a_state_other_than_working_or_blocked_is_rejected(state: 
 
 def test_report_error_messages_are_one_line() -> None:
     for field, value in INVALID_FIELDS:
-        report = replace(Report("blocked"), **{field: value})
+        report = with_field(Report("blocked"), field, value)
         with pytest.raises(ReportError) as error:
             validate(report)
         assert "\n" not in str(error.value)
@@ -677,7 +690,7 @@ def invalid_reports(draw: st.DrawFn) -> Report:
     field, value = draw(st.sampled_from(INVALID_FIELDS))
     if field == "state":
         return replace(report, state=str(value), kind=None, progress=None)
-    return replace(report, **{field: value})
+    return with_field(report, field, value)
 
 
 @SETTINGS

@@ -105,18 +105,21 @@ def _rgb_image(window: Any, width: int, height: int) -> Image.Image:
     return Image.frombytes("RGB", (width, height), reply.data, "raw", "BGRX")
 
 
-def xorg_slot(icon: Any) -> XorgSlot | None:
+def xorg_slot(connection: Any, window_id: int) -> XorgSlot | None:
     """Where the xorg backend's window sits, or None while it is not docked.
 
     An XEmbed icon window stays unmapped until a tray embeds and maps it, so
     "viewable and not a child of the root" means "docked". The tray's colour is read
     around the icon, in the tray's top-level window, because the xorg backend draws
     an opaque picture and cannot show the tray through transparent pixels.
+
+    ``connection`` is an Xlib display of our own: pystray's connection is not safe
+    to share between threads (requests can stay unsent).
     """
     import Xlib.X  # noqa: PLC0415  (only on X11)
 
-    window = icon._window
-    root = icon._display.screen().root
+    window = connection.create_resource_object("window", window_id)
+    root = connection.screen().root
     if window.get_attributes().map_state != Xlib.X.IsViewable:
         return None
     top = window
@@ -196,6 +199,7 @@ class IconHost:
             self._icon.title = overview.tooltip
             self._icon.menu = menu
             self._set_tooltip(overview.tooltip)
+            self._push_xorg_requests()
 
     def run(self, setup: Callable[[], None] | None = None) -> None:
         """Show the icon and handle its events until :meth:`stop`; main thread only.
@@ -217,6 +221,23 @@ class IconHost:
                 return
             self._stopped = True
         self._icon.stop()
+        self._push_xorg_requests()
+
+    def _push_xorg_requests(self) -> None:
+        """Make sure what the xorg backend just did reaches the X server.
+
+        Its event thread carries out calls from other threads (draw, destroy) and
+        flushes, but python-xlib's flush gives up when another thread is sending on
+        the same connection at that moment: the requests stay queued. For stop() that
+        means the window is never destroyed and run() never returns (seen about one
+        stop in two when the icon docked late). A round trip sends what is queued.
+        """
+        if self.backend_name() != "xorg":
+            return
+        try:
+            self._icon._display.sync()
+        except Exception as error:  # the connection is closed: nothing is pending
+            log.debug("no sync with the X server: %s", error)
 
     def _started(self, setup: Callable[[], None] | None) -> None:
         self._icon.visible = True
@@ -246,10 +267,24 @@ class IconHost:
         it (about one start in 10 to 40 under trayer): the icon never appears. Setting
         the image again re-sends the request.
         """
+        import Xlib.display  # noqa: PLC0415  (only on X11)
+
+        try:
+            connection = Xlib.display.Display()
+            window_id = int(self._icon._window.id)
+        except Exception as error:
+            log.warning("cannot watch the tray icon's docking: %s", error)
+            return
+        try:
+            self._watch_slot_with(connection, window_id)
+        finally:
+            connection.close()
+
+    def _watch_slot_with(self, connection: Any, window_id: int) -> None:
         delay = DOCK_CHECK_FIRST
         while not self._stopping.wait(delay):
             try:
-                slot = xorg_slot(self._icon)
+                slot = xorg_slot(connection, window_id)
             except Exception as error:
                 # The window is gone (stopping) or pystray changed its insides.
                 log.debug("cannot inspect the xorg icon: %s", error)
@@ -266,6 +301,7 @@ class IconHost:
                     continue
                 self._slot = slot
                 self._icon.icon = self._picture()
+                self._push_xorg_requests()
 
     def _set_tooltip(self, text: str) -> None:
         """pystray's gtk backend sets only the status icon's title, which no tray shows."""

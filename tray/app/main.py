@@ -12,6 +12,7 @@ import logging
 import os
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -55,7 +56,9 @@ def policy_settings(config: Config) -> PolicySettings:
         burst_window=notify.burst_window,
         typing_grace=notify.typing_grace,
         done_after=notify.done_after,
-        quiet_hours=notify.quiet_hours,
+        quiet_hours=None
+        if notify.quiet_hours is None
+        else (notify.quiet_hours.start, notify.quiet_hours.end),
     )
 
 
@@ -106,6 +109,7 @@ class TrayApp:
         self._warnings = OnceLog(log)
         self._host = host
         self._notifier = notifier_factory(self.focus)
+        self._focus_requests: deque[str] = deque(maxlen=8)
         self._worker = threading.Thread(target=self._run_worker, name="tray-worker", daemon=True)
 
     # Lifecycle
@@ -123,6 +127,8 @@ class TrayApp:
 
     def _run_worker(self) -> None:
         while not self._stopping.is_set():
+            while self._focus_requests:
+                self._focus_now(self._focus_requests.popleft())
             try:
                 self.refresh()
             except Exception:  # the icon must outlive any one bad refresh
@@ -217,6 +223,12 @@ class TrayApp:
             self._log.warning("copy failed: %s", result.message)
 
     def focus(self, session_id: str) -> None:
+        # Focusing runs outside tools with timeouts; the worker does it, so neither the
+        # menu's thread nor the notifier's is held up.
+        self._focus_requests.append(session_id)
+        self._changed.set()
+
+    def _focus_now(self, session_id: str) -> None:
         session = self._sessions.get(session_id)
         if session is None:
             return

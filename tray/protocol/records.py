@@ -63,7 +63,7 @@ class RecordTable:
         if not record_id:
             self._records.clear()
             return
-        prefix = record_id
+        prefix = record_id + "/"
         for key in [k for k in self._records if k == record_id or k.startswith(prefix)]:
             del self._records[key]
 

@@ -156,9 +156,16 @@ def _encode_text(name: str, text: str, max_encoded: int, max_decoded: int) -> st
 
 def validate(report: Report) -> None:
     """Raise :class:`ReportError` unless the report encodes to exactly itself."""
+    # Reports are built from outside input too (command-line arguments): check the types
+    # here, so a wrong one is a clear error rather than a TypeError deep in a regex.
+    texts = (report.state, report.id, report.kind, report.app, report.title, report.msg)
+    names = ("state", "id", "kind", "app", "title", "msg")
+    for name, value in zip(names, texts, strict=True):
+        if not isinstance(value, str) and (value is not None or name in ("state", "id")):
+            raise ReportError(f"{name} must be text, not {type(value).__name__}")
     if report.state not in STATES and report.state != CLEAR:
         raise ReportError(
-            f"state must be one of {', '.join((*STATES, CLEAR))}, not {report.state!r}"
+            f"state must be one of {', '.join((*STATES, CLEAR))}, not {report.state[:20]!r}"
         )
     if report.id and (len(report.id) > MAX_ID or _ID.fullmatch(report.id) is None):
         raise ReportError(

@@ -1,0 +1,107 @@
+"""tray.terminal on a pty of the test's own: raw mode, sizes, signals as an fd."""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import termios
+from collections.abc import Iterator
+
+import pytest
+
+from tray.terminal import (
+    RawMode,
+    SignalPipe,
+    WindowSize,
+    get_size,
+    make_raw,
+    set_size,
+    size_from_environ,
+)
+
+
+@pytest.fixture
+def pty_pair() -> Iterator[tuple[int, int]]:
+    master, slave = os.openpty()
+    try:
+        yield master, slave
+    finally:
+        os.close(master)
+        os.close(slave)
+
+
+def test_raw_mode_is_restored_even_after_an_exception(pty_pair: tuple[int, int]) -> None:
+    _, slave = pty_pair
+    before = termios.tcgetattr(slave)
+    with pytest.raises(RuntimeError), RawMode(slave):
+        assert termios.tcgetattr(slave) == make_raw(before)
+        raise RuntimeError("boom")
+    assert termios.tcgetattr(slave) == before
+
+
+def test_raw_mode_can_be_left_and_entered_again(pty_pair: tuple[int, int]) -> None:
+    _, slave = pty_pair
+    before = termios.tcgetattr(slave)
+    with RawMode(slave) as raw:
+        raw.restore()
+        assert not raw.active
+        assert termios.tcgetattr(slave) == before
+        # The shell changed something while we were stopped; that change is kept.
+        changed = termios.tcgetattr(slave)
+        changed[6][termios.VERASE] = b"\x08"
+        termios.tcsetattr(slave, termios.TCSANOW, changed)
+        raw.enter()
+        raw.enter()  # twice (SIGCONT after our own resume) is harmless
+        assert termios.tcgetattr(slave) == make_raw(changed)
+    assert termios.tcgetattr(slave) == changed
+
+
+def test_make_raw_turns_off_what_a_terminal_would_interpret(pty_pair: tuple[int, int]) -> None:
+    _, slave = pty_pair
+    raw = make_raw(termios.tcgetattr(slave))
+    iflag, oflag, _, lflag = raw[:4]
+    assert not lflag & (termios.ICANON | termios.ECHO | termios.ISIG | termios.IEXTEN)
+    assert not iflag & (termios.ICRNL | termios.IXON)
+    assert not oflag & termios.OPOST
+    assert raw[6][termios.VMIN] == 1
+
+
+def test_sizes(pty_pair: tuple[int, int]) -> None:
+    master, slave = pty_pair
+    set_size(master, WindowSize(50, 132, 1320, 1000))
+    assert get_size(slave) == WindowSize(50, 132, 1320, 1000)
+    set_size(master, WindowSize(0, 0))
+    assert get_size(slave) is None
+    read_end, write_end = os.pipe()
+    try:
+        assert get_size(read_end) is None
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+
+
+@pytest.mark.parametrize(
+    ("environ", "expected"),
+    [
+        ({}, (24, 80)),
+        ({"LINES": "40", "COLUMNS": "100"}, (40, 100)),
+        ({"LINES": "0", "COLUMNS": "x"}, (24, 80)),
+        ({"LINES": "70000", "COLUMNS": "-5"}, (24, 80)),
+        ({"COLUMNS": "132"}, (24, 132)),
+    ],
+)
+def test_size_from_environ(environ: dict[str, str], expected: tuple[int, int]) -> None:
+    assert size_from_environ(environ)[:2] == expected
+
+
+def test_signals_arrive_as_bytes_and_handlers_come_back() -> None:
+    previous = signal.getsignal(signal.SIGUSR1)
+    with SignalPipe([signal.SIGUSR1, signal.SIGUSR2]) as signals:
+        os.kill(os.getpid(), signal.SIGUSR1)
+        os.kill(os.getpid(), signal.SIGUSR2)
+        ready, _, _ = select.select([signals.fileno()], [], [], 5)
+        assert ready
+        assert signals.read() == [signal.SIGUSR1, signal.SIGUSR2]
+        assert signals.read() == []
+    assert signal.getsignal(signal.SIGUSR1) == previous
