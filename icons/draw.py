@@ -165,6 +165,7 @@ def file_name(state: str, size: int, template: bool) -> str:
 
 
 def main(folder: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
     for state in STATES:
         for size in SIZES:
             for template in (False, True):

@@ -275,6 +275,11 @@ def _dismiss(args: argparse.Namespace, env: Environment) -> int:
 
 
 def _emit(args: argparse.Namespace, env: Environment) -> int:
+    # argparse drops a "--" given as an option's value (``--msg=--``) and leaves an
+    # empty list; "--" is a legitimate message, so it is put back.
+    for option in ("kind", "app", "id", "title", "msg"):
+        if getattr(args, option) == []:
+            setattr(args, option, "--")
     if args.id == "":
         raise UsageError("tray emit: argument --id: must not be empty (omit it for the root)")
     report = Report(

@@ -33,12 +33,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, NoReturn
 
+from tray.config import ConfigError, SessionsConfig, load_config
 from tray.environment import Environment
 from tray.protocol.records import RecordTable
 from tray.protocol.report import parse_body
 from tray.protocol.scanner import Event, FullReset, PromptStart, Query, RawReport, Scanner
 from tray.session import Session
-from tray.store import StateStore, process_start_token
+from tray.store import StateStore, StoreError, process_start_token
 from tray.terminal import (
     CC,
     IFLAG,
@@ -540,12 +541,23 @@ class Launcher:
         try:
             store.ensure()
             store.write(self._session)
-        except OSError as error:
-            reason = error.strerror or str(error)
+        except (OSError, StoreError) as error:
+            reason = error.strerror or str(error) if isinstance(error, OSError) else str(error)
             self._say(f"tray: not recording this session: {self._state_dir}: {reason}")
             return
         self._store = store
         self._log = _Log(self._state_dir / LOG_NAME, self._id, self._env.clock)
+        # Ended sessions age out here too, so a machine without `tray status` or the
+        # app still never piles up files. A bad config must not stop the command.
+        try:
+            keep_ended = load_config(self._env).sessions.keep_ended
+        except ConfigError as error:
+            self._log(f"config ignored: {error}")
+            keep_ended = SessionsConfig().keep_ended
+        try:
+            store.prune(self._env.clock(), keep_ended)
+        except OSError as error:
+            self._log(f"pruning failed: {error}")
 
     def _forget(self) -> None:
         """No command ran: leave no session behind."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import fcntl
 import os
 import select
+import shlex
 import signal
 import struct
 import sys
@@ -30,8 +31,6 @@ def tray_command(argv: Sequence[str]) -> list[str]:
 
 
 def script_command(argv: Sequence[str]) -> list[str]:
-    import shlex
-
     return ["script", "-qfec", shlex.join(argv), "/dev/null"]
 
 
@@ -47,7 +46,7 @@ def _spawn_on_pty(argv: Sequence[str], env: dict[str, str]) -> tuple[int, int]:
             os.dup2(slave, fd)
         if slave > 2:
             os.close(slave)
-        os.execvpe(argv[0], list(argv), env)
+        os.execvpe(argv[0], list(argv), env)  # noqa: S606
     os.close(slave)
     return pid, master
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness import (  # noqa: E402
+from harness import (
     ECHO_CHILD,
     REPORTING_CHILD,
     Run,
@@ -86,7 +86,9 @@ def main() -> int:
                 print(f"  {name} failed: status {run.status}, {run.received} bytes")
                 return 1
         ratio = plain["script -qfec"].seconds / plain["tray run"].seconds
-        print(f"  tray/script throughput ratio: {ratio:.3f} (target >= 0.95: {verdict(ratio, 0.95)})")
+        print(
+            f"  tray/script throughput ratio: {ratio:.3f} (target >= 0.95: {verdict(ratio, 0.95)})"
+        )
         direct = plain["direct"].seconds / plain["tray run"].seconds
         print(f"  tray/direct throughput ratio: {direct:.3f}")
 

@@ -9,7 +9,9 @@ with Pillow and clicks with xdotool.
 
 from __future__ import annotations
 
+import faulthandler
 import logging
+import signal
 import subprocess
 import sys
 import threading
@@ -23,6 +25,7 @@ import pytest
 from PIL import Image, ImageChops, ImageGrab
 from Xlib import X
 from Xlib import display as xdisplay
+from Xlib import error as xerror
 
 from tray.app.icon_host import IconHost
 from tray.app.icons import icon_image
@@ -123,6 +126,8 @@ class PrintingActions:
 def drive() -> None:
     # The host's own log goes to stderr, which the test keeps in a file.
     logging.basicConfig(level=logging.DEBUG, format="%(asctime)s %(threadName)s %(message)s")
+    # A driver still running at teardown is stopped with SIGTERM: show where it hung.
+    faulthandler.register(signal.SIGTERM, all_threads=True, chain=True)
     actions = PrintingActions()
     host = IconHost("tray-test", on_ready=lambda: _emit("ready", host.backend_name()))
     actions.host = host
@@ -238,12 +243,16 @@ def _viewable_toplevels(display: str) -> list[tuple[Any, Box, bool]]:
     try:
         found = []
         for window in connection.screen().root.query_tree().children:
-            attributes = window.get_attributes()
-            if attributes.map_state != X.IsViewable:
-                continue
-            geometry = window.get_geometry()
+            try:
+                attributes = window.get_attributes()
+                if attributes.map_state != X.IsViewable:
+                    continue
+                geometry = window.get_geometry()
+                wm_class = window.get_wm_class()
+            except (xerror.BadWindow, xerror.BadDrawable):
+                continue  # destroyed since the listing: menus come and go
             box = Box(geometry.x, geometry.y, geometry.width, geometry.height)
-            found.append((window.get_wm_class(), box, bool(attributes.override_redirect)))
+            found.append((wm_class, box, bool(attributes.override_redirect)))
         return found
     finally:
         connection.close()
@@ -416,6 +425,14 @@ def test_xorg_icon_follows_the_state(start_driver: Any, xvfb_display: str, traye
     driver = start_driver("xorg")
     driver.expect("ready xorg")
     walk_states(driver, xvfb_display, TRAYER)
+
+    # The xorg backend cannot draw transparency; the host flattens the image on the
+    # tray's own colour (white here) instead of pystray's black.
+    def on_white() -> bool:
+        box = tray_box(xvfb_display, TRAYER)
+        return box is not None and colour_count(grab(xvfb_display, box), (0, 0, 0)) == 0
+
+    wait_for(on_white, TIMEOUT, what="the icon drawn on the tray's white")
     driver.send("quit")
     driver.expect("stopped")
     assert driver.proc.wait(TIMEOUT) == 0
@@ -425,6 +442,10 @@ def test_xorg_icon_docks_in_a_tray_that_comes_late(start_driver: Any, tmp_path: 
     """The dock request sent at start finds no tray; the host asks again later."""
     xvfb, display = start_xvfb(tmp_path / "late-xvfb.log")
     tray = None
+    # Xvfb resets when its last client leaves, and pystray's import opens and closes
+    # a probe connection: a connection held here keeps the driver's next one from
+    # landing in that reset.
+    keeper = xdisplay.Display(display)
     try:
         env = base_env(DISPLAY=display)
         driver = start_driver("xorg", env)
@@ -443,6 +464,7 @@ def test_xorg_icon_docks_in_a_tray_that_comes_late(start_driver: Any, tmp_path: 
     finally:
         if tray is not None:
             stop_process(tray)
+        keeper.close()
         stop_process(xvfb)
 
 
@@ -467,6 +489,57 @@ def test_appindicator_icon_states_and_menu(
     driver.expect("ready appindicator")
     walk_states(driver, xvfb_display, SNI_HOST)
     use_menu(driver, xvfb_display, SNI_HOST, button=3, screenshot=False)
+
+
+def test_gtk_icon_without_a_session_bus(
+    start_driver: Any, desktop_env: dict[str, str], xvfb_display: str, trayer: Any
+) -> None:
+    """pystray's gtk backend wants a bus for its own notifications; the icon does not."""
+    env = {**desktop_env, "DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/tray-test-bus"}
+    driver = start_driver("gtk", env)
+    driver.expect("ready gtk")
+    driver.show("done", 0)
+    green = main_colour("done")
+
+    def shown() -> bool:
+        box = tray_box(xvfb_display, TRAYER)
+        return box is not None and colour_count(grab(xvfb_display, box), green) >= 20
+
+    wait_for(shown, TIMEOUT, what="the done icon in the tray")
+    driver.send("quit")
+    driver.expect("stopped")
+    assert driver.proc.wait(TIMEOUT) == 0
+
+
+PROBE = """
+from tray.app.icon_host import IconHost, NoDisplayError
+try:
+    IconHost("probe")
+except NoDisplayError as error:
+    print("NoDisplayError:", error)
+"""
+
+
+@pytest.mark.parametrize("backend", [None, "xorg", "gtk"])
+@pytest.mark.parametrize("display", [None, ":4999", ":65000"])
+def test_no_display_is_one_clear_error(backend: str | None, display: str | None) -> None:
+    env = base_env()  # no DISPLAY
+    env.pop("PYSTRAY_BACKEND", None)
+    if backend is not None:
+        env["PYSTRAY_BACKEND"] = backend
+    if display is not None:
+        env["DISPLAY"] = display  # names a display nobody serves
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("NoDisplayError: cannot show a tray icon"), done.stdout
 
 
 if __name__ == "__main__":

@@ -36,13 +36,6 @@ TIMEOUT = 20.0
 T = TypeVar("T")
 
 # Stands in for ``python -m tray run --`` until the CLI is wired to the launcher.
-DRIVER = (
-    "import sys\n"
-    "from tray.environment import Environment\n"
-    "from tray.launcher import run_session\n"
-    "sys.exit(run_session(sys.argv[1:], None, Environment()))\n"
-)
-
 # The same, recording every state file write (the launcher's monotonic time of it, the
 # document) into argv[1] at the end.
 WRITE_LOG_DRIVER = (
@@ -97,7 +90,7 @@ while True:
 def launcher_argv(command: Sequence[str], write_log: Path | None = None) -> list[str]:
     if write_log is not None:
         return [sys.executable, "-c", WRITE_LOG_DRIVER, str(write_log), *command]
-    return [sys.executable, "-c", DRIVER, *command]
+    return [sys.executable, "-m", "tray", "run", "--", *command]
 
 
 def wait_for(

@@ -84,30 +84,41 @@ def test_last_output_is_drained_while_a_grandchild_holds_the_pty(
         wait_for(lambda: pid_gone(grandchild), message="the grandchild to go")
 
 
-# Writes its last output only when told to (a file appears), then exits at once.
+# When told to (a file appears), writes as much as the pty takes without anybody
+# reading, notes how much that was, and exits at once.
 LAST_WORDS = """
 import os, sys, time
 while not os.path.exists(sys.argv[1]):
     time.sleep(0.005)
-os.write(1, b"%d\\n" % 12000 + b"z" * 12000)
+os.set_blocking(1, False)
+sent = 0
+try:
+    while sent < 1 << 20:
+        sent += os.write(1, b"z" * 4096)
+except BlockingIOError:
+    pass
+with open(sys.argv[2], "w") as note:
+    note.write(str(sent))
 """
 
 
 def test_output_still_in_the_pty_when_the_command_exits_is_not_lost(
     job_runner: Callable[..., Job], tmp_path: Path, state_dir: Path
 ) -> None:
-    go = tmp_path / "go"
-    job = job_runner(launcher_argv([sys.executable, "-c", LAST_WORDS, str(go)]))
+    go, note = tmp_path / "go", tmp_path / "sent"
+    job = job_runner(launcher_argv([sys.executable, "-c", LAST_WORDS, str(go), str(note)]))
     session = job.wait(lambda: started_session(state_dir), "the session")
     # With the launcher stopped, the command's last output can only wait in the pty.
     os.kill(job.pid, signal.SIGSTOP)
     job.wait(lambda: any(os.WIFSTOPPED(s) for s in job.statuses), "the launcher to stop")
     go.touch()
+    sent = int(wait_for(lambda: note.read_text() if note.exists() else "", message="the note"))
     wait_for(lambda: pid_gone(session.child_pid or 0), message="the command to exit")
+    assert sent > 4096  # more than one read of the pty takes
     os.kill(job.pid, signal.SIGCONT)  # it learns of the exit and of the output together
     assert job.exit_code() == 0
     job.terminal.read()
-    assert bytes(job.terminal.output) == b"12000\r\n" + b"z" * 12000
+    assert bytes(job.terminal.output) == b"z" * sent
 
 
 def _probe(job: Job) -> bytes:

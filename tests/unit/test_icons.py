@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
-from typing import get_args
+from pathlib import Path
+from typing import Any, get_args
 
 import pytest
 from PIL import Image, ImageChops
@@ -121,6 +123,29 @@ def test_other_sizes_are_scaled_from_the_next_larger_artwork() -> None:
 def test_images_are_cached() -> None:
     assert icon_image("working", 0, 22) is icon_image("working", 0, 22)
     assert icon_image("blocked", 4, 22, True) is icon_image("blocked", 4, 22, True)
+
+
+def _draw_module() -> Any:
+    path = Path(__file__).resolve().parents[2] / "icons" / "draw.py"
+    spec = importlib.util.spec_from_file_location("icons_draw", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_pngs_are_what_draw_py_draws() -> None:
+    """Nobody edited a PNG by hand, and nobody forgot to rerun icons/draw.py."""
+    draw = _draw_module()
+    assert set(draw.STATES) == set(STATES)
+    assert tuple(draw.SIZES) == ARTWORK_SIZES
+    folder = Path(__file__).resolve().parents[2] / "icons"
+    for state, size, template in itertools.product(STATES, ARTWORK_SIZES, (False, True)):
+        drawn = draw.render(state, size, template)
+        with Image.open(folder / draw.file_name(state, size, template)) as stored:
+            diff = ImageChops.difference(drawn, stored.convert("RGBA"))
+        # A resampler that rounds differently may move a channel by a step or two.
+        assert max(high for _, high in diff.getextrema()) <= 2, (state, size, template)
 
 
 def test_artwork_is_found_in_the_checkout_when_not_installed() -> None:

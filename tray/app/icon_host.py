@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_SIZE = 64
 # Seconds between checks on the xorg icon's slot; doubled after every miss.
-DOCK_CHECK_FIRST = 0.5
+DOCK_CHECK_FIRST = 0.1
 DOCK_CHECK_MAX = 8.0
 # When the tray's own colour cannot be read, a neutral grey looks least wrong.
 FALLBACK_BACKGROUND = (128, 128, 128)
@@ -39,34 +39,36 @@ class NoDisplayError(TrayUnavailableError):
 
 
 def load_pystray() -> ModuleType:
-    """Import pystray, turning "no display" into :class:`NoDisplayError`."""
+    """Import pystray, turning "no display" into :class:`NoDisplayError`.
+
+    pystray connects to the display while importing. Without one that raises an
+    Xlib error, not ImportError, and an odd DISPLAY can raise anything (":65000"
+    overflows a port number): whatever the import raises means no icon can be shown.
+    """
     try:
         import pystray  # noqa: PLC0415, TID251  (lazy: importing it needs a display)
     except ImportError as error:
         raise NoDisplayError(f"cannot show a tray icon: {error}") from error
     except Exception as error:
-        # Xlib.error.DisplayNameError / DisplayConnectionError: no $DISPLAY, or it
-        # cannot be reached. Xlib exists only on X11 systems, so match by module.
-        if type(error).__module__.startswith("Xlib"):
-            raise NoDisplayError(f"cannot show a tray icon: no X display ({error})") from error
-        raise
+        detail = str(error) or type(error).__name__
+        if not type(error).__module__.startswith("Xlib"):
+            detail = f"{type(error).__name__}: {detail}"
+        raise NoDisplayError(f"cannot show a tray icon: no usable X display ({detail})") from error
     module: ModuleType = pystray
     return module
 
 
-def _tolerant(base: type[Any]) -> type[Any]:
-    """The backend's Icon class, made independent of a notification server.
+def _gtk_icon_class(base: type[Any]) -> type[Any]:
+    """The gtk/appindicator Icon class, made independent of a notification server.
 
-    The gtk and appindicator backends open a proxy to org.freedesktop.Notifications
-    when they start and close their last notification when they stop. We never use
-    pystray's notifications, yet with no session bus the start raises (and leaves
-    pystray's setup thread waiting forever), and with no notification server the stop
-    raises out of ``run()``.
+    These backends open a proxy to org.freedesktop.Notifications when they start and
+    close their last notification when they stop. We never use pystray's
+    notifications, yet with no session bus the start raises (and leaves pystray's
+    setup thread waiting forever), and with no notification server the stop raises
+    out of ``run()``.
     """
-    if not hasattr(base, "_finalize"):
-        return base
 
-    class TolerantIcon(base):  # type: ignore[misc]
+    class GtkIcon(base):  # type: ignore[misc]
         def _initialize(self) -> None:
             try:
                 super()._initialize()
@@ -83,9 +85,43 @@ def _tolerant(base: type[Any]) -> type[Any]:
             except Exception as error:
                 log.debug("ignoring error from pystray shutdown: %s", error)
 
-    TolerantIcon.__name__ = base.__name__
-    TolerantIcon.__qualname__ = base.__qualname__
-    return TolerantIcon
+    return GtkIcon
+
+
+def _xorg_icon_class(base: type[Any]) -> type[Any]:
+    """The xorg Icon class, with every flush made a round trip.
+
+    Changes made from another thread (new image, title, stop) are client messages
+    to the icon's event thread, each followed by a flush on the shared connection.
+    python-xlib 0.33's flush is not safe between threads: when the event thread
+    queues requests (drawing) while another thread flushes, the flushing thread can
+    loop for ever holding the receiving role, and the event thread sleeps waiting
+    for it (seen under load: the updating thread spinning in flush, the event thread
+    waiting for events). Its flush can also return with requests unsent, so a
+    destroyed window stayed on screen and run() never returned. A round trip has
+    neither problem: it returns once the server answered, so all went out.
+    """
+
+    class XorgIcon(base):  # type: ignore[misc]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            # An instance attribute shadows Display.flush for pystray's calls only.
+            self._display.flush = self._display.sync
+
+    return XorgIcon
+
+
+def robust_icon_class(base: type[Any]) -> type[Any]:
+    """pystray's Icon class for the chosen backend, with the fixes that backend needs."""
+    if hasattr(base, "_finalize") and hasattr(base, "_initialize"):
+        cls = _gtk_icon_class(base)
+    elif hasattr(base, "_rewrite_implementation"):
+        cls = _xorg_icon_class(base)
+    else:
+        return base
+    cls.__name__ = base.__name__
+    cls.__qualname__ = base.__qualname__
+    return cls
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,7 +212,7 @@ class IconHost:
         self._stopped = False
         self._state: tuple[IconState, int] = ("calm", 0)
         self._slot: XorgSlot | None = None
-        self._icon: Any = _tolerant(pystray.Icon)(name, icon=self._picture(), title=name)
+        self._icon: Any = robust_icon_class(pystray.Icon)(name, icon=self._picture(), title=name)
 
     @property
     def icon(self) -> Any:
@@ -221,16 +257,13 @@ class IconHost:
                 return
             self._stopped = True
         self._icon.stop()
-        self._push_xorg_requests()
 
     def _push_xorg_requests(self) -> None:
-        """Make sure what the xorg backend just did reaches the X server.
+        """Make sure the xorg event thread's drawing reaches the X server now.
 
-        Its event thread carries out calls from other threads (draw, destroy) and
-        flushes, but python-xlib's flush gives up when another thread is sending on
-        the same connection at that moment: the requests stay queued. For stop() that
-        means the window is never destroyed and run() never returns (seen about one
-        stop in two when the icon docked late). A round trip sends what is queued.
+        It draws a new image without flushing; the requests go out when it next waits
+        for events, unless another thread is sending at that moment (see
+        :func:`_xorg_icon_class`). A round trip from here sends them.
         """
         if self.backend_name() != "xorg":
             return

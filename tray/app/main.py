@@ -25,7 +25,7 @@ from tray.app.memory import FILE_NAME, forget_missing, load_memory, save_memory
 from tray.app.menu import build_menu
 from tray.app.notifier import Notifier
 from tray.app.overview import AppMemory, Overview, Row, StateSince, build_overview
-from tray.app.policy import NotificationPolicy, PolicySettings, Ping, observe_session
+from tray.app.policy import NotificationPolicy, Ping, PolicySettings, observe_session
 from tray.app.watcher import DirectoryWatcher
 from tray.config import Config, load_config
 from tray.environment import Environment
