@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import faulthandler
 import logging
+import os
 import signal
 import subprocess
 import sys
@@ -36,7 +37,8 @@ from .services import base_env, start_trayer, start_xvfb, stop_process
 from .waiting import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
-SCREENSHOT = Path("/work/notes/screenshot-menu.png")
+# Set to a file name to keep the screenshot of the open menu (for the README).
+SCREENSHOT_VARIABLE = "TRAY_MENU_SCREENSHOT"
 TIMEOUT = 20.0
 STATES: tuple[IconState, ...] = get_args(IconState)
 # The order the brief walks through: quiet, busy, two need you, finished, failed.
@@ -126,6 +128,7 @@ class PrintingActions:
 def drive() -> None:
     # The host's own log goes to stderr, which the test keeps in a file.
     logging.basicConfig(level=logging.DEBUG, format="%(asctime)s %(threadName)s %(message)s")
+    logging.getLogger("PIL").setLevel(logging.INFO)
     # A driver still running at teardown is stopped with SIGTERM: show where it hung.
     faulthandler.register(signal.SIGTERM, all_threads=True, chain=True)
     actions = PrintingActions()
@@ -371,19 +374,19 @@ def open_menu(display: str, at: tuple[int, int], button: int) -> list[Box]:
     return wait_for(opened, TIMEOUT, what="the tray menu to open")
 
 
-def save_screenshot(display: str, tray: Box, menus: list[Box]) -> None:
+def save_screenshot(display: str, tray: Box, menus: list[Box], path: Path) -> None:
     boxes = [tray, *menus]
     left = max(0, min(box.left for box in boxes) - 12)
     top = max(0, min(box.top for box in boxes) - 12)
     right = max(box.right for box in boxes) + 12
     bottom = max(box.bottom for box in boxes) + 12
     shot = ImageGrab.grab(xdisplay=display).crop((left, top, right, bottom))
-    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-    shot.save(SCREENSHOT)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    shot.save(path)
 
 
 def use_menu(
-    driver: Driver, display: str, tray: tuple[str, str], button: int, screenshot: bool
+    driver: Driver, display: str, tray: tuple[str, str], button: int, screenshot: Path | None
 ) -> None:
     """Open the menu, run the first session's Focus from its submenu, then Quit."""
     at = icon_box(display, tray).centre
@@ -398,10 +401,13 @@ def use_menu(
         return boxes if len(boxes) >= 2 else []
 
     menus = wait_for(submenu_open, TIMEOUT, what="the session's submenu")
-    if screenshot:
+    if screenshot is not None:
         tray_window = tray_box(display, tray)
         assert tray_window is not None
-        save_screenshot(display, tray_window, menus)
+        save_screenshot(display, tray_window, menus, screenshot)
+        with Image.open(screenshot) as saved:
+            # The icon and the menu with its submenu are all in the picture.
+            assert saved.width >= sum(box.width for box in menus)
     xdotool(display, "key", "Return")
     driver.expect("action focus s1")
     wait_for(lambda: not menu_boxes(display), TIMEOUT, what="the menu to close")
@@ -469,7 +475,7 @@ def test_xorg_icon_docks_in_a_tray_that_comes_late(start_driver: Any, tmp_path: 
 
 
 def test_gtk_icon_states_default_click_and_menu(
-    start_driver: Any, xvfb_display: str, trayer: Any
+    start_driver: Any, xvfb_display: str, trayer: Any, tmp_path: Path
 ) -> None:
     driver = start_driver("gtk")
     driver.expect("ready gtk")
@@ -479,7 +485,8 @@ def test_gtk_icon_states_default_click_and_menu(
     driver.expect("action focus s1")
     driver.lines.remove("action focus s1")
     driver.show("blocked", 2)
-    use_menu(driver, xvfb_display, TRAYER, button=3, screenshot=True)
+    screenshot = Path(os.environ.get(SCREENSHOT_VARIABLE) or tmp_path / "menu.png")
+    use_menu(driver, xvfb_display, TRAYER, button=3, screenshot=screenshot)
 
 
 def test_appindicator_icon_states_and_menu(
@@ -488,7 +495,7 @@ def test_appindicator_icon_states_and_menu(
     driver = start_driver("appindicator")
     driver.expect("ready appindicator")
     walk_states(driver, xvfb_display, SNI_HOST)
-    use_menu(driver, xvfb_display, SNI_HOST, button=3, screenshot=False)
+    use_menu(driver, xvfb_display, SNI_HOST, button=3, screenshot=None)
 
 
 def test_gtk_icon_without_a_session_bus(

@@ -131,6 +131,7 @@ class XorgSlot:
     width: int
     height: int
     background: tuple[int, int, int]
+    tray_window: int  # the tray's top-level window, whose colour ``background`` is
 
 
 def _rgb_image(window: Any, width: int, height: int) -> Image.Image:
@@ -141,7 +142,7 @@ def _rgb_image(window: Any, width: int, height: int) -> Image.Image:
     return Image.frombytes("RGB", (width, height), reply.data, "raw", "BGRX")
 
 
-def xorg_slot(connection: Any, window_id: int) -> XorgSlot | None:
+def xorg_slot(connection: Any, window_id: int, previous: XorgSlot | None = None) -> XorgSlot | None:
     """Where the xorg backend's window sits, or None while it is not docked.
 
     An XEmbed icon window stays unmapped until a tray embeds and maps it, so
@@ -150,7 +151,9 @@ def xorg_slot(connection: Any, window_id: int) -> XorgSlot | None:
     an opaque picture and cannot show the tray through transparent pixels.
 
     ``connection`` is an Xlib display of our own: pystray's connection is not safe
-    to share between threads (requests can stay unsent).
+    to share between threads (requests can stay unsent). The colour is read again
+    only when the tray or the slot changed since ``previous``: it means copying the
+    whole tray window.
     """
     import Xlib.X  # noqa: PLC0415  (only on X11)
 
@@ -165,6 +168,12 @@ def xorg_slot(connection: Any, window_id: int) -> XorgSlot | None:
         return None
     ours = window.get_geometry()
     width, height = int(ours.width), int(ours.height)
+    if previous is not None and (previous.tray_window, previous.width, previous.height) == (
+        int(top.id),
+        width,
+        height,
+    ):
+        return previous
     background = FALLBACK_BACKGROUND
     try:
         frame = top.get_geometry()
@@ -183,7 +192,7 @@ def xorg_slot(connection: Any, window_id: int) -> XorgSlot | None:
             background = (int(colour[0]), int(colour[1]), int(colour[2]))
     except Exception as error:
         log.debug("cannot read the tray's colour: %s", error)
-    return XorgSlot(width, height, background)
+    return XorgSlot(width, height, background, int(top.id))
 
 
 def fit_to_slot(image: Image.Image, slot: XorgSlot) -> Image.Image:
@@ -315,9 +324,10 @@ class IconHost:
 
     def _watch_slot_with(self, connection: Any, window_id: int) -> None:
         delay = DOCK_CHECK_FIRST
+        misses = 0
         while not self._stopping.wait(delay):
             try:
-                slot = xorg_slot(connection, window_id)
+                slot = xorg_slot(connection, window_id, self._slot)
             except Exception as error:
                 # The window is gone (stopping) or pystray changed its insides.
                 log.debug("cannot inspect the xorg icon: %s", error)
@@ -326,9 +336,13 @@ class IconHost:
                 if self._stopping.is_set():
                     return
                 if slot is None:
-                    log.info("tray icon not docked yet; asking the tray again")
+                    # Without any tray this repeats every few seconds: say it once.
+                    misses += 1
+                    level = logging.INFO if misses == 1 else logging.DEBUG
+                    log.log(level, "tray icon not docked yet; asking the tray again")
                     delay = min(delay * 2, DOCK_CHECK_MAX)
                 elif slot != self._slot:
+                    misses = 0
                     delay = DOCK_CHECK_MAX
                 else:
                     continue

@@ -10,6 +10,7 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
+import signal
 import threading
 import time
 from collections import deque
@@ -285,6 +286,9 @@ def _single_instance(state_dir: Path) -> IO[str] | None:
 
 
 def run_app(env: Environment) -> int:
+    # GTK's main loop does not return to Python for a KeyboardInterrupt; Ctrl-C on a
+    # foreground `tray app` should still end it at once.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
     config = load_config(env)
     store = StateStore(env.state_dir())
     store.ensure()

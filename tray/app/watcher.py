@@ -6,11 +6,30 @@ import logging
 import threading
 from pathlib import Path
 
-from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.events import (
+    EVENT_TYPE_CLOSED,
+    EVENT_TYPE_CREATED,
+    EVENT_TYPE_DELETED,
+    EVENT_TYPE_MODIFIED,
+    EVENT_TYPE_MOVED,
+    FileSystemEvent,
+    FileSystemEventHandler,
+)
 from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 
 SESSION_SUFFIX = ".json"
+# Opening and reading a file are events too; reacting to them would make every read of
+# the directory trigger the next one.
+CHANGES = frozenset(
+    {
+        EVENT_TYPE_CREATED,
+        EVENT_TYPE_MODIFIED,
+        EVENT_TYPE_MOVED,
+        EVENT_TYPE_DELETED,
+        EVENT_TYPE_CLOSED,
+    }
+)
 
 
 class _Handler(FileSystemEventHandler):
@@ -18,6 +37,8 @@ class _Handler(FileSystemEventHandler):
         self._changed = changed
 
     def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.event_type not in CHANGES:
+            return
         # Atomic writes land as a move of a temp file onto "<id>.json".
         for raw in (event.src_path, getattr(event, "dest_path", "")):
             path = raw.decode() if isinstance(raw, bytes) else raw

@@ -1,0 +1,291 @@
+"""`tray app` as a whole, on a real X server with a tray host and dunst on a private bus.
+
+Sessions come from real `tray run` launchers where the test is about the path from a
+program to the bus, and from session files written with the store where the test needs
+twenty sessions at once or exact control over when each one changes.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tray.protocol.records import Record
+from tray.session import Session
+from tray.store import StateStore, process_start_token
+
+from .services import BusMonitor, Dunst, stop_process
+from .waiting import wait_for
+
+REPO = Path(__file__).resolve().parents[2]
+TIMEOUT = 30.0
+BURST_WINDOW = 3
+
+
+@dataclass
+class RunningApp:
+    proc: subprocess.Popen[bytes]
+    state_dir: Path
+    env: dict[str, str]
+
+    @property
+    def log(self) -> str:
+        try:
+            return (self.state_dir / "app.log").read_text(errors="replace")
+        except FileNotFoundError:
+            return ""
+
+
+def _start_app(desktop_env: dict[str, str], tmp_path: Path, config: str) -> RunningApp:
+    state_dir = tmp_path / "state"
+    config_home = tmp_path / "config"
+    (config_home / "tray").mkdir(parents=True)
+    (config_home / "tray" / "config.toml").write_text(config)
+    env = {
+        **desktop_env,
+        "TRAY_STATE_DIR": str(state_dir),
+        "XDG_CONFIG_HOME": str(config_home),
+        "PYTHONPATH": str(REPO),
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tray", "app"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    app = RunningApp(proc, state_dir, env)
+    try:
+        wait_for(lambda: "tray backend:" in app.log, TIMEOUT, what="the app to start")
+    except BaseException:
+        stop_process(proc)
+        raise
+    return app
+
+
+StartApp = Callable[..., RunningApp]
+
+
+@pytest.fixture
+def start_app(
+    desktop_env: dict[str, str], tmp_path: Path, dunst: Dunst, trayer: object
+) -> Iterator[StartApp]:
+    started: list[RunningApp] = []
+
+    def start(config: str = "") -> RunningApp:
+        dunst.close_all()
+        app = _start_app(desktop_env, tmp_path, config)
+        started.append(app)
+        return app
+
+    yield start
+    for app in started:
+        stop_process(app.proc)
+        assert "Traceback" not in app.log, app.log
+
+
+def _live_session(session_id: str, records: tuple[Record, ...], now: float) -> Session:
+    """A session as a live launcher would write it; this test process stands in for the
+    launcher, so the liveness check finds it alive."""
+    return Session(
+        id=session_id,
+        name=session_id,
+        name_given=True,
+        command=("agent",),
+        cwd="/tmp",
+        pid=os.getpid(),
+        child_pid=None,
+        started_at=now,
+        updated_at=now,
+        source="program",
+        records=records,
+        pid_start=process_start_token(os.getpid()),
+    )
+
+
+def _blocked(msg: str, now: float) -> tuple[Record, ...]:
+    return (Record("", "blocked", "permission", None, "agent", None, msg, now),)
+
+
+def _working(now: float) -> tuple[Record, ...]:
+    return (Record("", "working", None, None, "agent", None, None, now),)
+
+
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+def _tmux(socket: Path, env: dict[str, str], *args: str) -> str:
+    done = subprocess.run(
+        ["tmux", "-S", str(socket), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=10,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
+def test_a_blocked_program_pings_once_escaped_and_a_click_focuses_its_pane(
+    start_app: StartApp, bus_monitor: BusMonitor, dunst: Dunst, tmp_path: Path
+) -> None:
+    app = start_app()
+    message = 'approve Bash: <b>git push</b> & "x" \u202e'
+    child = tmp_path / "agent.py"
+    child.write_text(
+        "import sys\n"
+        f"sys.stdout.write('\\x1b]7501;state=blocked:kind=permission:app=claude-code"
+        f":msg={_b64(message)}\\x07')\n"
+        "sys.stdout.flush()\n"
+        "input()\n"
+        "sys.stdout.write('\\x1b]7501;state=done:app=claude-code\\x07')\n"
+    )
+    socket = tmp_path / "tmux.sock"
+    tmux_env = {**app.env, "TERM": "xterm"}
+    _tmux(socket, tmux_env, "new-session", "-d", "-s", "work", "-x", "100", "-y", "30")
+    try:
+        _tmux(
+            socket,
+            tmux_env,
+            "new-window",
+            "-t",
+            "work:1",
+            "-c",
+            str(tmp_path),
+            f"{sys.executable} -m tray run --name agent -- {sys.executable} {child}",
+        )
+        _tmux(socket, tmux_env, "select-window", "-t", "work:0")
+
+        calls = bus_monitor.wait_for_notify(1, TIMEOUT)
+        assert calls[0].summary == "agent needs approval"
+        assert calls[0].body == "approve Bash: &lt;b&gt;git push&lt;/b&gt; &amp; &quot;x&quot;"
+        assert calls[0].urgency == 2
+
+        assert _tmux(socket, tmux_env, "display", "-p", "#{window_index}") == "0"
+        dunst.action(0)
+        wait_for(
+            lambda: _tmux(socket, tmux_env, "display", "-p", "#{window_index}") == "1",
+            TIMEOUT,
+            what="the click to select the agent's tmux window",
+        )
+
+        # A second session that blocks is the barrier: once its ping is on the bus, any
+        # repeat of the first would be there too.
+        store = StateStore(app.state_dir)
+        store.write(_live_session("marker", _blocked("marker", time.time()), time.time()))
+        calls = bus_monitor.wait_for_notify(2, TIMEOUT)
+        assert [call.summary for call in calls] == [
+            "agent needs approval",
+            "marker needs approval",
+        ]
+        _tmux(socket, tmux_env, "send-keys", "-t", "work:1", "Enter")
+    finally:
+        subprocess.run(
+            ["tmux", "-S", str(socket), "kill-server"], env=tmux_env, timeout=10, check=False
+        )
+
+
+def test_twenty_sessions_blocking_at_once_give_a_burst_and_one_summary(
+    start_app: StartApp, bus_monitor: BusMonitor
+) -> None:
+    app = start_app(f"[notify]\nsettle = 0.2\nburst = 3\nburst_window = {BURST_WINDOW}\n")
+    store = StateStore(app.state_dir)
+    now = time.time()
+    for index in range(20):
+        store.write(_live_session(f"s{index:02}", _blocked(f"step {index}", now), now))
+
+    def covered() -> int:
+        total = 0
+        for call in bus_monitor.notify_calls():
+            count, _, rest = call.summary.partition(" sessions need you")
+            total += int(count) if rest == "" and count.isdigit() else 1
+        return total
+
+    # The app may see the twenty files over several reads; whatever it sees, each burst
+    # window gives at most three single pings and one summary.
+    wait_for(lambda: covered() >= 20, TIMEOUT, what="pings covering all 20 sessions")
+    calls = bus_monitor.notify_calls()
+    assert covered() == 20
+    assert [call.summary for call in calls[:3]] == [
+        f"s{index:02} needs approval" for index in range(3)
+    ]
+    assert calls[3].summary.endswith("sessions need you")
+    assert len(calls) <= 5, [call.summary for call in calls]
+
+    # After the burst window, a new session pings again, and nothing else came between.
+    count = len(calls)
+    wait_for(
+        lambda: time.time() >= now + 2 * BURST_WINDOW + 0.5,
+        TIMEOUT,
+        what="the burst window to pass",
+    )
+    store.write(_live_session("marker", _blocked("marker", time.time()), time.time()))
+    calls = bus_monitor.wait_for_notify(count + 1, TIMEOUT)
+    assert len(calls) == count + 1
+    assert calls[-1].summary == "marker needs approval"
+
+
+def test_flapping_prompts_ping_once_within_the_dedup_window(
+    start_app: StartApp, bus_monitor: BusMonitor
+) -> None:
+    app = start_app("[notify]\nsettle = 0.3\ndedup_window = 60\n")
+    store = StateStore(app.state_dir)
+    now = time.time()
+    store.write(_live_session("flappy", _blocked("approve rm", now), now))
+    bus_monitor.wait_for_notify(1, TIMEOUT)
+    for _ in range(3):
+        store.write(_live_session("flappy", _working(time.time()), now))
+        store.write(_live_session("flappy", _blocked("approve rm", time.time()), now))
+    # Answered faster than the settle window: never pings.
+    store.write(_live_session("quick", _blocked("auto-approved", time.time()), now))
+    store.write(_live_session("quick", _working(time.time()), now))
+
+    store.write(_live_session("marker", _blocked("marker", time.time()), now))
+    calls = bus_monitor.wait_for_notify(2, TIMEOUT)
+    assert [call.summary for call in calls] == [
+        "flappy needs approval",
+        "marker needs approval",
+    ]
+
+
+def test_a_second_app_says_one_is_running_and_exits_0(
+    start_app: StartApp, desktop_env: dict[str, str]
+) -> None:
+    app = start_app()
+    second = subprocess.run(
+        [sys.executable, "-m", "tray", "app"],
+        env=app.env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert second.returncode == 0
+    assert "already running" in second.stdout
+    assert app.proc.poll() is None
+
+
+def test_a_corrupt_session_file_is_warned_about_once_and_the_app_keeps_working(
+    start_app: StartApp, bus_monitor: BusMonitor
+) -> None:
+    app = start_app("[notify]\nsettle = 0\n")
+    broken = app.state_dir / "broken.json"
+    broken.write_text('{"version": 1, "id": ')
+    store = StateStore(app.state_dir)
+    now = time.time()
+    for step in range(3):
+        store.write(_live_session("other", _working(now + step), now))
+        broken.write_text('{"version": 1, "id": ' + " " * step)
+    store.write(_live_session("marker", _blocked("marker", now), now))
+    bus_monitor.wait_for_notify(1, TIMEOUT)
+    assert app.log.count("broken.json") == 1, app.log
+    assert app.proc.poll() is None
