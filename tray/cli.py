@@ -10,7 +10,7 @@ import re
 import sys
 import unicodedata
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from tray import __version__
 from tray.config import ConfigError, load_config
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 STATUS_JSON_VERSION = 1
 USAGE_ERROR = 2
 NAME_WIDTH = 24
+STATUS_FORMATS = ("table", "json", "waybar", "tmux")
 
 _DIGITS = re.compile(r"[0-9]+", re.ASCII)
 # Terminal controls, and the invisible and bidirectional formatting protocol.md says to strip.
@@ -85,6 +86,16 @@ def _build_parser() -> tuple[_Parser, dict[str, _Parser]]:
         allow_abbrev=False,
     )
     status.add_argument("--json", action="store_true", help="print the JSON of the contract")
+    status.add_argument(
+        "--format",
+        choices=STATUS_FORMATS,
+        help="table (the default), json (the same as --json), or one line for waybar or tmux",
+    )
+    status.add_argument(
+        "--watch",
+        action="store_true",
+        help="with --format json, waybar or tmux: print a new line whenever it changes",
+    )
     dismiss = commands.add_parser(
         "dismiss",
         help="forget ended sessions",
@@ -227,6 +238,16 @@ def _run(command: list[str], name: str | None, env: Environment) -> int:
 
 
 def _status(args: argparse.Namespace, env: Environment) -> int:
+    if args.json and args.format not in (None, "json"):
+        raise UsageError(f"tray status: --json and --format {args.format} disagree")
+    style = "json" if args.json else args.format or "table"
+    if args.watch and style == "table":
+        raise UsageError("tray status: --watch needs --format json, waybar or tmux")
+    if args.watch or style in ("waybar", "tmux"):
+        module = importlib.import_module("tray.statusbar")
+        show: Callable[[str, bool, Environment, Callable[..., dict[str, Any]]], int]
+        show = module.show
+        return show(style, args.watch, env, status_document)
     keep_ended = load_config(env).sessions.keep_ended
     now = env.clock()
     store = StateStore(env.state_dir())
@@ -241,15 +262,15 @@ def _status(args: argparse.Namespace, env: Environment) -> int:
             status = 1
         else:
             env.stderr.write(f"tray status: skipping {_clean(str(problem.path))}: {reason}\n")
-    if args.json:
-        document = {
-            "version": STATUS_JSON_VERSION,
-            "sessions": [s.to_public() for s in sessions],
-        }
-        env.stdout.write(json.dumps(document, indent=2) + "\n")
+    if style == "json":
+        env.stdout.write(json.dumps(status_document(sessions), indent=2) + "\n")
     else:
         env.stdout.write(format_table(sessions, now, _terminal_width(env)))
     return status
+
+
+def status_document(sessions: Sequence[Session]) -> dict[str, Any]:
+    return {"version": STATUS_JSON_VERSION, "sessions": [s.to_public() for s in sessions]}
 
 
 def _dismiss(args: argparse.Namespace, env: Environment) -> int:

@@ -104,6 +104,9 @@ def start_xvfb(log: Path) -> tuple[subprocess.Popen[bytes], str]:
         proc = _popen(
             [
                 "Xvfb",
+                # Without it Xvfb resets when its last client leaves, and a quick
+                # reconnect is refused.
+                "-noreset",
                 "-displayfd",
                 str(write_end),
                 "-screen",

@@ -46,7 +46,7 @@ def load_pystray() -> ModuleType:
     overflows a port number): whatever the import raises means no icon can be shown.
     """
     try:
-        import pystray  # noqa: PLC0415, TID251  (lazy: importing it needs a display)
+        import pystray  # noqa: PLC0415  (lazy: importing it needs a display)
     except ImportError as error:
         raise NoDisplayError(f"cannot show a tray icon: {error}") from error
     except Exception as error:

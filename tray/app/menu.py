@@ -9,7 +9,7 @@ from tray.app.overview import Overview, Row
 from tray.app.text import clean_text, cut, format_age
 
 if TYPE_CHECKING:
-    import pystray  # noqa: TID251  (only adapters draw menus; this is one)
+    import pystray
 
 MESSAGE_WIDTH = 60
 HEADER_WIDTH = 80
@@ -100,7 +100,7 @@ def build_menu(overview: Overview, actions: MenuActions, now: float) -> pystray.
     session when that one can be focused, and there is no default otherwise. The item
     is hidden because the same action is in that session's submenu.
     """
-    import pystray  # noqa: PLC0415, TID251  (lazy: importing it needs a display)
+    import pystray  # noqa: PLC0415  (lazy: importing it needs a display)
 
     item = pystray.MenuItem
     entries: list[Any] = []
