@@ -1,4 +1,4 @@
-# The README's commands. `make run CMD=...` sets up and runs a command under tray;
+# The README's commands. `make demo` sets up and shows the icon and a notification;
 # `make test` installs everything the tests need and runs them all.
 PYTHON ?= python3
 VENV ?= .venv
@@ -12,7 +12,7 @@ TEST_DEBS := xvfb x11-utils xdotool dbus-daemon dbus-x11 libnotify-bin dunst tra
 	haskell-gtk-sni-tray-utils bsdutils xclip
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup run app test lint bench clean
+.PHONY: setup demo run app test lint bench clean
 
 # Installs only the packages that are missing, and only where apt-get exists.
 define apt_install
@@ -37,6 +37,9 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[test,gtk]'
 	touch $@
+
+demo: setup
+	$(BIN)/tray demo
 
 run: setup
 	$(BIN)/tray run -- $(CMD)

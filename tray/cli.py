@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from tray import __version__
 from tray.config import ConfigError, load_config
+from tray.demo import DEFAULT_BLOCKED_SECONDS, DEFAULT_STEP_SECONDS, parse_seconds, run_demo
 from tray.environment import Environment
 from tray.protocol.records import Record
 from tray.protocol.report import URGENCY, Report, ReportError, encode_sequence
@@ -125,7 +126,59 @@ def _build_parser() -> tuple[_Parser, dict[str, _Parser]]:
         description="Run the tray icon and notifications in the foreground until quit.",
         allow_abbrev=False,
     )
-    return parser, {"run": run, "status": status, "dismiss": dismiss, "emit": emit, "app": app}
+    autostart = commands.add_parser(
+        "autostart",
+        help="start the tray icon when you log in",
+        description="Write, remove or show the entry that starts 'tray app' at login: an "
+        "XDG autostart entry or a systemd user unit on Linux, a LaunchAgent on macOS.",
+        allow_abbrev=False,
+    )
+    autostart.add_argument("action", choices=("enable", "disable", "status"))
+    autostart.add_argument(
+        "--systemd",
+        action="store_true",
+        help="on Linux, enable a systemd user unit instead of an XDG autostart entry",
+    )
+    doctor = commands.add_parser(
+        "doctor",
+        help="check that the icon and notifications can be seen",
+        description="Check the display, the tray, the notification server, the state "
+        "directory and this terminal; one line each. Exits 1 when something needed is missing.",
+        allow_abbrev=False,
+    )
+    demo = commands.add_parser(
+        "demo",
+        help="show the icon and a notification with a pretend agent",
+        description="Start the tray app if needed, then run a short scripted session under "
+        "tray run: working, blocked on a permission, working, done. It runs nothing and "
+        "writes no file.",
+        allow_abbrev=False,
+    )
+    demo.add_argument(
+        "--step-seconds",
+        metavar="SECONDS",
+        type=parse_seconds,
+        default=DEFAULT_STEP_SECONDS,
+        help=f"how long each working step lasts (default: {DEFAULT_STEP_SECONDS:g})",
+    )
+    demo.add_argument(
+        "--blocked-seconds",
+        metavar="SECONDS",
+        type=parse_seconds,
+        default=DEFAULT_BLOCKED_SECONDS,
+        help="how long the permission waits for Enter before approving itself "
+        f"(default: {DEFAULT_BLOCKED_SECONDS:g})",
+    )
+    return parser, {
+        "run": run,
+        "status": status,
+        "dismiss": dismiss,
+        "emit": emit,
+        "app": app,
+        "autostart": autostart,
+        "doctor": doctor,
+        "demo": demo,
+    }
 
 
 def _progress(text: str) -> int:
@@ -178,7 +231,9 @@ def main(argv: list[str], env: Environment) -> int:
             env.stdout.write(f"tray {__version__}\n")
             return 0
         if args.command is None:
-            raise UsageError("tray: missing COMMAND (run, status, dismiss, emit or app)")
+            raise UsageError(
+                "tray: missing COMMAND (run, status, dismiss, emit, app, doctor or demo)"
+            )
         if extra:
             raise UsageError(f"tray {args.command}: unrecognized arguments: {' '.join(extra)}")
         handler = _COMMANDS[args.command]
@@ -343,11 +398,29 @@ def _app(args: argparse.Namespace, env: Environment) -> int:
     return run_app(env)
 
 
+def _autostart(args: argparse.Namespace, env: Environment) -> int:
+    module = importlib.import_module("tray.autostart")
+    run_autostart: Callable[[str, bool, Environment], int] = module.run_autostart
+    return run_autostart(args.action, args.systemd, env)
+
+
+def _doctor(args: argparse.Namespace, env: Environment) -> int:
+    run_doctor: Callable[[Environment], int] = importlib.import_module("tray.doctor").run_doctor
+    return run_doctor(env)
+
+
+def _demo(args: argparse.Namespace, env: Environment) -> int:
+    return run_demo(env, args.step_seconds, args.blocked_seconds)
+
+
 _COMMANDS: dict[str, Callable[[argparse.Namespace, Environment], int]] = {
     "status": _status,
     "dismiss": _dismiss,
     "emit": _emit,
     "app": _app,
+    "autostart": _autostart,
+    "doctor": _doctor,
+    "demo": _demo,
 }
 
 

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from tray.app.instance import app_lock_held
 from tray.app.text import clean_text
-from tray.demo import app_lock_held
 from tray.environment import Environment
 from tray.store import StateStore
 from tray.terminal import RawMode
@@ -40,6 +40,7 @@ TERMINAL_TIMEOUT: Final = 1.0
 NOTIFICATIONS: Final = "org.freedesktop.Notifications"
 NOTIFICATIONS_PATH: Final = "/org/freedesktop/Notifications"
 SNI_WATCHER: Final = "org.kde.StatusNotifierWatcher"
+_CAPABILITIES: Final = ("body", "body-markup", "actions")
 
 GTK_FIX: Final = (
     "pip install 'tray[gtk]' (PyGObject) and the system package "
@@ -64,7 +65,8 @@ import json, sys
 try:
     import pystray
 except BaseException as error:
-    print(json.dumps({"error": "%s: %s" % (type(error).__name__, error)}))
+    kind = type(error)
+    print(json.dumps({"error": "%s.%s: %s" % (kind.__module__, kind.__name__, error)}))
 else:
     name = "unknown"
     for candidate in ("appindicator", "gtk", "xorg", "darwin", "win32", "dummy"):
@@ -193,10 +195,10 @@ async def _ask_bus(address: str) -> BusFacts:
             capabilities = (await _call(bus, "GetCapabilities", "", [], owner))[0]
         except _CallError as error:
             return BusFacts(watcher=watcher, server_error=str(error))
-        server = tuple(clean_text(str(part)) for part in info[:4])
+        name, vendor, version, spec = (clean_text(str(part)) for part in [*info, "", "", ""][:4])
         return BusFacts(
             watcher=watcher,
-            server=(server + ("", "", "", ""))[:4],  # type: ignore[arg-type]
+            server=(name, vendor, version, spec),
             capabilities=tuple(clean_text(str(name)) for name in capabilities),
         )
     finally:
@@ -283,13 +285,18 @@ def check_backend(probe: dict[str, Any], environ: Mapping[str, str]) -> Check:
     chosen = environ.get("PYSTRAY_BACKEND")
     source = f"PYSTRAY_BACKEND={clean_text(chosen)}" if chosen else "pystray's choice"
     name = backend_name(probe)
+    fix: str | None
     if name is None:
-        fix = "fix the display first" if "Xlib" in str(probe.get("error", "")) else GTK_FIX
+        error = clean_text(str(probe.get("error")))
         if probe.get("hung"):
-            fix = "check DISPLAY and the session bus; importing pystray should take a second"
-        return Check(
-            "FAIL", "tray backend", f"pystray cannot load ({clean_text(str(probe['error']))})", fix
-        )
+            fix = "check DISPLAY and the session bus; importing pystray takes a second or two"
+        elif error.startswith("Xlib."):
+            fix = "make the display work first"
+        elif chosen:
+            fix = "unset PYSTRAY_BACKEND, or set it to appindicator, gtk or xorg"
+        else:
+            fix = GTK_FIX
+        return Check("FAIL", "tray backend", f"pystray cannot load ({error})", fix)
     status, ability = _BACKENDS.get(name, ("warn", "not known to tray"))
     fix = None
     if name == "xorg":
@@ -310,10 +317,14 @@ def check_tray_host(x_facts: dict[str, Any] | None, bus: BusFacts, backend: str 
     if xembed and x_facts is not None:
         hosts.append(f"XEmbed tray ({x_facts['selection']} owned by window {owner:#x})")
     if not hosts:
-        where = f"the session bus is unreachable: {bus.error}" if bus.error else "the session bus"
-        found = f"none: no {SNI_WATCHER} on {where}, and no XEmbed tray"
+        if bus.error:
+            sni = f"cannot ask the session bus for a {SNI_WATCHER} ({bus.error})"
+        else:
+            sni = f"no {SNI_WATCHER} on the session bus"
+        xembed_part = "no XEmbed tray"
         if x_facts is None or "error" in x_facts:
-            found += " (no X display to look on)"
+            xembed_part += " (no X display to look on)"
+        found = f"none: {sni}, and {xembed_part}"
         return Check(
             "FAIL",
             "tray host",
@@ -342,9 +353,13 @@ def check_notifications(bus: BusFacts) -> Check:
             "run tray from your desktop session, or start one with dbus-run-session",
         )
     if bus.server is None and bus.server_error is None:
-        found = f"none: nothing owns {NOTIFICATIONS} on the session bus"
         if bus.activatable:
-            found += " (the bus could start one on demand, but tray only uses a running one)"
+            return Check(
+                "ok",
+                "notification server",
+                "not running; the session bus starts one on the first notification",
+            )
+        found = f"none: nothing owns {NOTIFICATIONS} on the session bus"
         return Check(
             "FAIL",
             "notification server",
@@ -358,11 +373,13 @@ def check_notifications(bus: BusFacts) -> Check:
             f"{NOTIFICATIONS} is owned but does not answer ({bus.server_error})",
             "restart the notification server",
         )
-    name, vendor, version, _spec = bus.server
+    name, _vendor, version, _spec = bus.server
     capabilities = bus.capabilities or ()
-    found = f"{name} {version} ({', '.join(capabilities) or 'no capabilities'})"
-    if vendor and vendor.lower() != name.lower():
-        found = f"{name} {version} by {vendor} ({', '.join(capabilities) or 'no capabilities'})"
+    # The ones that change what tray does; the rest are only counted.
+    shown = [c for c in _CAPABILITIES if c in capabilities]
+    others = len(set(capabilities) - set(_CAPABILITIES))
+    listed = ", ".join(shown) or "none that tray uses"
+    found = f"{name} {version}: {listed}" + (f" (+{others} more)" if others else "")
     if "actions" not in capabilities:
         return Check(
             "warn",
@@ -397,9 +414,7 @@ def check_state_dir(directory: Path) -> Check:
             "remove it, or set TRAY_STATE_DIR to a directory of your own",
         )
     if not os.access(directory, os.R_OK | os.W_OK | os.X_OK):
-        return Check(
-            "FAIL", "state directory", f"{shown} is not writable", f"chmod 700 {shown}"
-        )
+        return Check("FAIL", "state directory", f"{shown} is not writable", f"chmod 700 {shown}")
     sessions, problems = StateStore(directory).read_all(time.time())
     mode = stat.S_IMODE(info.st_mode)
     found = f"{shown} (mode {mode:04o}, yours, {len(sessions)} session(s))"
@@ -430,8 +445,7 @@ def _check_creatable(directory: Path) -> Check:
     return Check(
         "FAIL",
         "state directory",
-        f"{shown} does not exist and cannot be created ({clean_text(str(parent))} is not "
-        "writable)",
+        f"{shown} does not exist and cannot be created ({clean_text(str(parent))} is not writable)",
         "set TRAY_STATE_DIR to a directory of your own",
     )
 
@@ -498,10 +512,9 @@ def _ask_terminal(fd: int) -> bytes:
                     break
                 reply += chunk
         finally:
-            if _DA1_ANSWER.search(reply) is None:
-                # A late answer must not end up typed into the user's shell.
-                with contextlib.suppress(OSError, termios.error):
-                    termios.tcflush(fd, termios.TCIFLUSH)
+            # A late or out-of-order answer must not end up typed into the user's shell.
+            with contextlib.suppress(OSError, termios.error):
+                termios.tcflush(fd, termios.TCIFLUSH)
     return reply
 
 

@@ -18,7 +18,6 @@ done (unseen)         ✓ N      + N   green
 
 from __future__ import annotations
 
-import importlib
 import json
 import logging
 import os
@@ -26,7 +25,7 @@ import select
 import signal
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
@@ -35,6 +34,7 @@ from typing import Any, Final, TextIO
 from tray.app.memory import FILE_NAME, load_memory
 from tray.app.overview import FINISHED, IconState, Overview, StateSince, build_overview
 from tray.app.text import clean_text, cut, escape_markup
+from tray.app.watcher import DirectoryWatcher
 from tray.config import load_config
 from tray.environment import Environment
 from tray.session import Session
@@ -87,7 +87,7 @@ def state_count(overview: Overview) -> int:
 
 
 def short_text(overview: Overview, symbols: dict[IconState, str]) -> str:
-    """"⚠ 2": the most urgent state's symbol and how many sessions are in it; calm is ""."""
+    """ "⚠ 2": the most urgent state's symbol and how many sessions are in it; calm is ""."""
     state = overview.icon_state
     if state == "calm":
         return ""
@@ -266,9 +266,8 @@ def watch(
     emits the same line twice in a row. A directory that does not exist yet is watched
     from the moment it appears.
     """
-    watcher_module = importlib.import_module("tray.app.watcher")
     changed = threading.Event()
-    watcher = watcher_module.DirectoryWatcher(directory, changed, log)
+    watcher = DirectoryWatcher(directory, changed, log)
     last: str | None = None
     tried_watching = False
     try:
@@ -330,8 +329,7 @@ def show(style: str, watching: bool, env: Environment, document: Document) -> in
         return 130 if stop.signum == signal.SIGINT else 0
     except BrokenPipeError:
         pass
-    # The reader went away: what is still buffered can go nowhere, and the final flush
-    # at exit must not fail again.
+    # Here the reader went away, which ends a watch as a normal stop.
     _discard_output(env)
     return 0
 
@@ -347,7 +345,5 @@ def _discard_output(env: Environment) -> None:
         os.dup2(devnull, env.stdout_fd)
     finally:
         os.close(devnull)
-    try:
+    with suppress(OSError, ValueError):
         env.stdout.flush()
-    except (OSError, ValueError):
-        pass

@@ -16,6 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import app_bench
 from harness import (
     ECHO_CHILD,
     REPORTING_CHILD,
@@ -63,6 +64,7 @@ def main() -> int:
     parser.add_argument("--megabytes", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--keys", type=int, default=300)
+    parser.add_argument("--skip-app", action="store_true", help="only the launcher")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as scratch:
@@ -128,6 +130,8 @@ def main() -> int:
         rss_mib = plain["tray run"].max_rss_kib / 1024
         print(f"Launcher peak RSS: {rss_mib:.1f} MiB (target < 40: {verdict(40, rss_mib)})")
         print(f"  (script peak RSS: {plain['script -qfec'].max_rss_kib / 1024:.1f} MiB)")
+    if not args.skip_app:
+        app_bench.report()
     return 0
 
 

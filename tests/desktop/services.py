@@ -141,7 +141,7 @@ _BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Confi
 <busconfig>
   <type>session</type>
   <listen>unix:dir={directory}</listen>
-  <auth>EXTERNAL</auth>
+  <auth>EXTERNAL</auth>{servicedir}
   <policy context="default">
     <allow send_destination="*" eavesdrop="true"/>
     <allow eavesdrop="true"/>
@@ -151,19 +151,23 @@ _BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Confi
 """
 
 
-def start_bus(directory: Path) -> tuple[subprocess.Popen[bytes], str]:
+def start_bus(
+    directory: Path, services: Path | None = None, env: Mapping[str, str] | None = None
+) -> tuple[subprocess.Popen[bytes], str]:
     """Start a private session bus; returns the process and its address.
 
-    Its config has no <servicedir>, so nothing is ever auto-started on it: every
-    service on it is a process a test started itself.
+    By default its config has no <servicedir>, so nothing is ever auto-started on it:
+    every service on it is a process a test started itself. With ``services``, the bus
+    starts the services described there on demand (D-Bus activation), in ``env``.
     """
     directory.mkdir(parents=True, exist_ok=True)
     config = directory / "session.conf"
-    config.write_text(_BUS_CONFIG.format(directory=directory))
+    servicedir = "" if services is None else f"\n  <servicedir>{services}</servicedir>"
+    config.write_text(_BUS_CONFIG.format(directory=directory, servicedir=servicedir))
     log = directory / "dbus-daemon.log"
     proc = _popen(
         ["dbus-daemon", "--nofork", "--print-address=1", f"--config-file={config}"],
-        base_env(),
+        base_env() if env is None else dict(env),
         log,
         stdout=subprocess.PIPE,
     )

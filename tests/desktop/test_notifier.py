@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import logging
+import os
+import signal
+import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -182,6 +185,62 @@ def test_no_server_warns_once_per_outage_and_recovers(
             server.stop()
         stop_process(bus)
     assert len(recorder.at(logging.WARNING)) == 2
+
+
+def test_a_server_the_bus_can_start_is_started_by_the_first_notification(
+    xvfb_display: str, tmp_path: Path, recorder: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    services = tmp_path / "services"
+    services.mkdir()
+    dunst_config = tmp_path / "dunstrc"
+    dunst_config.write_text("[global]\n    markup = full\n")
+    (services / "org.freedesktop.Notifications.service").write_text(
+        "[D-BUS Service]\n"
+        "Name=org.freedesktop.Notifications\n"
+        f"Exec=/usr/bin/dunst -config {dunst_config}\n"
+    )
+    bus, address = start_bus(tmp_path / "bus", services, base_env(DISPLAY=xvfb_display))
+    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", address)
+    env = base_env(DISPLAY=xvfb_display, DBUS_SESSION_BUS_ADDRESS=address)
+    monitor = BusMonitor(env, tmp_path / "monitor.log")
+    notifier = make_notifier(recorder, [])
+    try:
+        assert not name_has_owner(env, NOTIFICATIONS)
+        notifier.send("started", "by the bus", "normal", "key")
+        [call] = monitor.wait_for_notify(1)
+        assert call.summary == "started"
+        assert name_has_owner(env, NOTIFICATIONS)
+        assert recorder.at(logging.WARNING) == []
+    finally:
+        notifier.close()
+        monitor.stop()
+        subprocess.run(
+            ["dunstctl", "close-all"], env=env, timeout=10, check=False, capture_output=True
+        )
+        _stop_bus_service(env)
+        stop_process(bus)
+
+
+def _stop_bus_service(env: dict[str, str]) -> None:
+    """The activated dunst is the bus's child, not ours: end it through its pid on the bus."""
+    reply = subprocess.run(
+        [
+            "dbus-send",
+            "--print-reply=literal",
+            "--dest=org.freedesktop.DBus",
+            "/org/freedesktop/DBus",
+            "org.freedesktop.DBus.GetConnectionUnixProcessID",
+            f"string:{NOTIFICATIONS}",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=10,
+        check=False,
+    )
+    words = reply.stdout.split()
+    if reply.returncode == 0 and words and words[-1].isdigit():
+        os.kill(int(words[-1]), signal.SIGTERM)
 
 
 def test_no_bus_at_all_warns_once_and_close_still_works(

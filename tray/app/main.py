@@ -7,21 +7,21 @@ pushes the result to the icon, the menu and the notification policy.
 
 from __future__ import annotations
 
-import fcntl
 import logging
 import os
 import signal
+import sys
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import IO
 
 from tray.app.clipboard import copy_text
 from tray.app.focus import focus_session
 from tray.app.icon_host import IconHost, NoDisplayError
+from tray.app.instance import hold_app_lock
 from tray.app.memory import FILE_NAME, forget_missing, load_memory, save_memory
 from tray.app.menu import build_menu
 from tray.app.notifier import Notifier
@@ -37,7 +37,6 @@ from tray.store import StateStore
 # nothing, so only a re-read finds it dead.
 LIVENESS_PERIOD = 2.0
 PAUSE_SECONDS = 3600.0
-LOCK_NAME = "app.lock"
 LOG_NAME = "app.log"
 
 
@@ -261,9 +260,12 @@ def _open_log(state_dir: Path) -> logging.Logger:
     log = logging.getLogger("tray.app")
     log.setLevel(logging.INFO)
     formatter = logging.Formatter("%(asctime)s %(levelname)s %(message)s")
-    stream = logging.StreamHandler()
-    stream.setFormatter(formatter)
-    log.addHandler(stream)
+    # Started in the background (by `tray demo`, autostart, systemd), stderr is a file
+    # or a journal, and app.log already has every line.
+    if sys.stderr is not None and sys.stderr.isatty():
+        stream = logging.StreamHandler()
+        stream.setFormatter(formatter)
+        log.addHandler(stream)
     try:
         fd = os.open(state_dir / LOG_NAME, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         handler = logging.StreamHandler(os.fdopen(fd, "a", encoding="utf-8"))
@@ -274,17 +276,6 @@ def _open_log(state_dir: Path) -> logging.Logger:
     return log
 
 
-def _single_instance(state_dir: Path) -> IO[str] | None:
-    """Hold the app lock for the process's life; None when another app holds it."""
-    handle = open(state_dir / LOCK_NAME, "a+", encoding="utf-8")  # noqa: SIM115
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        handle.close()
-        return None
-    return handle
-
-
 def run_app(env: Environment) -> int:
     # GTK's main loop does not return to Python for a KeyboardInterrupt; Ctrl-C on a
     # foreground `tray app` should still end it at once.
@@ -292,7 +283,7 @@ def run_app(env: Environment) -> int:
     config = load_config(env)
     store = StateStore(env.state_dir())
     store.ensure()
-    lock = _single_instance(store.directory)
+    lock = hold_app_lock(store.directory)
     if lock is None:
         print("tray app is already running", file=env.stdout)
         return 0

@@ -43,6 +43,8 @@ DELIVERY_TIMEOUT = 10.0
 # Bounds the backlog while a server is slow; the policy upstream already rate-limits.
 QUEUE_LIMIT = 64
 CLOSE_TIMEOUT = 5.0
+# How long a server started by D-Bus activation may take to claim its name.
+ACTIVATION_TIMEOUT = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,6 +194,8 @@ class Notifier:
         try:
             bus = await self._connect()
             owner = await _name_owner(bus)
+            if owner is None and await _activate(bus):
+                owner = await _name_owner(bus)
             if owner is None:
                 raise _NoServerError(f"no notification server ({SERVER_NAME}) on the session bus")
             if self._server is None or self._server.owner != owner:
@@ -243,6 +247,31 @@ async def _name_owner(bus: MessageBus) -> str | None:
     if reply.message_type is MessageType.ERROR:
         return None
     return str(reply.body[0])
+
+
+async def _activate(bus: MessageBus) -> bool:
+    """Ask the bus to start a server it knows how to start (D-Bus activation).
+
+    Under a desktop without a resident server (i3 with dunst installed, say), the bus
+    starts one on the first notification; asking first must not skip that.
+    """
+    try:
+        reply = await asyncio.wait_for(
+            bus.call(
+                Message(
+                    destination="org.freedesktop.DBus",
+                    path="/org/freedesktop/DBus",
+                    interface="org.freedesktop.DBus",
+                    member="StartServiceByName",
+                    signature="su",
+                    body=[SERVER_NAME, 0],
+                )
+            ),
+            ACTIVATION_TIMEOUT,
+        )
+    except TimeoutError:
+        return False
+    return reply.message_type is not MessageType.ERROR
 
 
 async def _capabilities(bus: MessageBus, owner: str) -> frozenset[str] | None:

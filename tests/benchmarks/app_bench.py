@@ -1,0 +1,182 @@
+"""`tray app` figures on a real headless desktop: ping latency and idle CPU.
+
+Latency: from a program under `tray run` writing a blocked report to the app's Notify
+call on the bus, both timed by this machine's clock (the program writes its time down,
+and dbus-monitor stamps each message). The settle window is 0 here; with the default
+window the ping comes that much later.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+from tests.desktop.services import (  # noqa: E402
+    BusMonitor,
+    base_env,
+    start_bus,
+    start_dunst,
+    start_trayer,
+    start_xvfb,
+    stop_process,
+)
+from tests.desktop.waiting import wait_for  # noqa: E402
+from tray.protocol.records import Record  # noqa: E402
+from tray.session import Session  # noqa: E402
+from tray.store import StateStore, process_start_token  # noqa: E402
+
+# A program that turns blocked, with a new message each time, and notes when it wrote.
+BLOCKING_CHILD = r"""
+import base64, sys, time
+count, stamps = int(sys.argv[1]), sys.argv[2]
+out = sys.stdout
+with open(stamps, "w") as log:
+    for index in range(count):
+        out.write("\x1b]7501;state=working\x07"); out.flush()
+        time.sleep(0.4)
+        msg = base64.b64encode(f"approve step {index}".encode()).decode()
+        stamp = time.time()
+        out.write(f"\x1b]7501;state=blocked:kind=permission:msg={msg}\x07"); out.flush()
+        log.write(f"{index} {stamp}\n"); log.flush()
+        time.sleep(0.4)
+"""
+
+_NOTIFY_TIME = re.compile(r"^method call time=([0-9.]+) .*member=Notify$")
+
+
+def _notify_times(monitor: BusMonitor) -> list[float]:
+    return [
+        float(match.group(1))
+        for line in monitor.text().splitlines()
+        if (match := _NOTIFY_TIME.match(line.strip()))
+    ]
+
+
+def _cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat", "rb") as stat:
+        fields = stat.read().rsplit(b")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def measure(pings: int = 40, idle_seconds: float = 30.0) -> dict[str, float]:
+    scratch = Path(tempfile.mkdtemp(prefix="tray-app-bench-"))
+    started: list[subprocess.Popen[bytes]] = []
+    monitor: BusMonitor | None = None
+    try:
+        xvfb, display = start_xvfb(scratch / "xvfb.log")
+        started.append(xvfb)
+        bus, address = start_bus(scratch / "bus")
+        started.append(bus)
+        env = base_env(DISPLAY=display, DBUS_SESSION_BUS_ADDRESS=address)
+        dunst = start_dunst(env, scratch / "dunst")
+        started.append(dunst.proc)
+        started.append(start_trayer(env, scratch / "trayer.log"))
+        monitor = BusMonitor(env, scratch / "monitor.log")
+
+        config = scratch / "config" / "tray"
+        config.mkdir(parents=True)
+        (config / "config.toml").write_text(
+            '[notify]\nsettle = 0\nburst = 1000\nburst_window = 1\nstates = ["blocked"]\n'
+        )
+        state_dir = scratch / "state"
+        env.update(
+            TRAY_STATE_DIR=str(state_dir),
+            XDG_CONFIG_HOME=str(scratch / "config"),
+            PYTHONPATH=str(REPO),
+        )
+        app = subprocess.Popen(
+            [sys.executable, "-m", "tray", "app"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        started.append(app)
+        wait_for((state_dir / "app.log").exists, 30, what="the app")
+
+        stamps = scratch / "stamps"
+        child = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "tray",
+                "run",
+                "--",
+                sys.executable,
+                "-c",
+                BLOCKING_CHILD,
+                str(pings),
+                str(stamps),
+            ],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            check=True,
+            timeout=pings * 2 + 30,
+        )
+        assert child.returncode == 0
+        wait_for(lambda: len(_notify_times(monitor)) >= pings, 30, what="every ping")
+        written = [float(line.split()[1]) for line in stamps.read_text().splitlines()]
+        latencies = sorted(n - w for n, w in zip(_notify_times(monitor), written, strict=True))
+
+        # Idle: twenty live sessions that do not change.
+        store = StateStore(state_dir)
+        now = time.time()
+        token = process_start_token(os.getpid())
+        for index in range(20):
+            record = Record("", "working", None, None, "agent", None, f"task {index}", now)
+            store.write(
+                Session(
+                    id=f"idle{index:02}",
+                    name=f"idle {index}",
+                    command=("agent",),
+                    cwd="/tmp",
+                    pid=os.getpid(),
+                    child_pid=None,
+                    started_at=now,
+                    updated_at=now,
+                    source="program",
+                    records=(record,),
+                    pid_start=token,
+                )
+            )
+        time.sleep(3)  # let the app take in the new sessions before measuring idle
+        before = _cpu_seconds(app.pid)
+        time.sleep(idle_seconds)
+        idle = (_cpu_seconds(app.pid) - before) / idle_seconds
+        return {
+            "median": statistics.median(latencies),
+            "p95": latencies[int(0.95 * (len(latencies) - 1))],
+            "idle_cpu": idle,
+        }
+    finally:
+        if monitor is not None:
+            monitor.stop()
+        for proc in reversed(started):
+            stop_process(proc)
+
+
+def report() -> None:
+    figures = measure()
+    median_ms = figures["median"] * 1000
+    p95_ms = figures["p95"] * 1000
+    print("Tray app: blocked report to Notify on the bus (settle 0)")
+    print(f"  median {median_ms:.0f} ms (target < 150: {'meets' if median_ms < 150 else 'MISSES'})")
+    print(f"  p95    {p95_ms:.0f} ms (target < 400: {'meets' if p95_ms < 400 else 'MISSES'})")
+    idle = figures["idle_cpu"] * 100
+    print(
+        f"Idle tray with 20 sessions: {idle:.2f}% of one core (target < 1: "
+        f"{'meets' if idle < 1 else 'MISSES'})"
+    )
+
+
+if __name__ == "__main__":
+    report()

@@ -1,0 +1,405 @@
+"""``tray doctor`` as a user runs it, against real desktops that lack one thing at a time.
+
+Each test runs ``python -m tray doctor`` in a subprocess with a controlled environment.
+Tests that need a desktop missing a part start their own Xvfb and bus (services.py), so
+the shared session fixtures are never stopped under other tests. The terminal check runs
+on a real pty, with a small fake terminal on the master side.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import re
+import select
+import subprocess
+import sys
+import termios
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from .services import (
+    base_env,
+    start_bus,
+    start_dunst,
+    start_sni_host,
+    start_trayer,
+    start_xvfb,
+    stop_process,
+)
+
+# The queries doctor writes to the terminal come before its lines on a pty.
+_CONTROL_SEQUENCE = re.compile(r"\x1b\][^\x07]*\x07|\x1b\[[?0-9;]*[A-Za-z]")
+ROOT = Path(__file__).resolve().parents[2]
+TIMEOUT = 60.0
+QUERY = b"\x1b]7501;?\x07\x1b[c"
+DA1_QUERY = b"\x1b[c"
+DA1_REPLY = b"\x1b[?62;22c"
+
+
+def tray_env(base: Mapping[str, str], tmp: Path, **extra: str) -> dict[str, str]:
+    """``base`` with tray's state, config and home in ``tmp``, and tray importable."""
+    home = tmp / "home"
+    home.mkdir(exist_ok=True)
+    env = {k: v for k, v in base.items() if k not in ("PYSTRAY_BACKEND", "TRAY_SESSION_ID")}
+    env.update(
+        HOME=str(home),
+        TRAY_STATE_DIR=str(tmp / "state"),
+        XDG_CONFIG_HOME=str(tmp / "config"),
+        XDG_RUNTIME_DIR=str(tmp / "runtime"),
+        PYTHONPATH=str(ROOT),
+    )
+    env.update(extra)
+    return env
+
+
+def run_doctor(env: Mapping[str, str]) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run(
+        [sys.executable, "-m", "tray", "doctor"],
+        env=dict(env),
+        cwd=env["HOME"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert "Traceback" not in result.stdout + result.stderr, result.stdout + result.stderr
+    return result
+
+
+def checks(output: str) -> dict[str, tuple[str, str]]:
+    """{check name: (status, the rest of its line)} from doctor's output."""
+    found: dict[str, tuple[str, str]] = {}
+    for line in _CONTROL_SEQUENCE.sub("", output).replace("\r", "").splitlines():
+        status, _, rest = line.partition(" ")
+        name, sep, text = rest.strip().partition(": ")
+        assert status in ("ok", "warn", "FAIL") and sep, f"not a check line: {line!r}"
+        assert name not in found, f"{name} reported twice"
+        found[name] = (status, text)
+    assert set(found) == {
+        "display",
+        "tray backend",
+        "tray host",
+        "notification server",
+        "state directory",
+        "tray app",
+        "terminal",
+    }, output
+    return found
+
+
+@dataclass
+class Desktop:
+    """A desktop of this test's own: Xvfb, a bus and whichever services it asked for."""
+
+    env: dict[str, str]
+    display: str
+
+
+@pytest.fixture
+def own_desktop(tmp_path: Path) -> Iterator[Callable[..., Desktop]]:
+    """Starts a fresh Xvfb and bus, plus the named services; stops all after the test."""
+    procs: list[subprocess.Popen[bytes]] = []
+    stoppers: list[Callable[[], None]] = []
+
+    def start(*services: str) -> Desktop:
+        xvfb, display = start_xvfb(tmp_path / "xvfb.log")
+        procs.append(xvfb)
+        bus, address = start_bus(tmp_path / "bus")
+        procs.append(bus)
+        env = base_env(DISPLAY=display, DBUS_SESSION_BUS_ADDRESS=address)
+        for service in services:
+            if service == "dunst":
+                stoppers.append(start_dunst(env, tmp_path / "dunst").stop)
+            elif service == "trayer":
+                procs.append(start_trayer(env, tmp_path / "trayer.log"))
+            elif service == "sni":
+                procs.append(start_sni_host(env, tmp_path / "sni.log"))
+            else:
+                raise ValueError(service)
+        return Desktop(env, display)
+
+    try:
+        yield start
+    finally:
+        for stop in reversed(stoppers):
+            stop()
+        for proc in reversed(procs):
+            stop_process(proc)
+
+
+# --- a whole desktop -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("backend", "status", "named"),
+    [(None, "ok", ("appindicator", "gtk")), ("gtk", "ok", ("gtk",)), ("xorg", "warn", ("xorg",))],
+)
+@pytest.mark.usefixtures("dunst", "trayer", "sni_host")
+def test_everything_present(
+    desktop_env: dict[str, str],
+    tmp_path: Path,
+    backend: str | None,
+    status: str,
+    named: tuple[str, ...],
+) -> None:
+    extra = {"PYSTRAY_BACKEND": backend} if backend else {}
+    result = run_doctor(tray_env(desktop_env, tmp_path, **extra))
+    found = checks(result.stdout)
+
+    # Warnings alone (the xorg backend, no app running) do not fail.
+    assert result.returncode == 0, result.stdout
+    assert found["display"] == ("ok", f"X11 {desktop_env['DISPLAY']}")
+    backend_status, backend_text = found["tray backend"]
+    assert backend_status == status, backend_text
+    assert backend_text.split(" ")[0] in named
+    if backend == "xorg":
+        assert "no menu" in backend_text
+        assert "pip install 'tray[gtk]'" in backend_text
+        assert "gir1.2-ayatanaappindicator3-0.1" in backend_text
+    else:
+        assert "fix:" not in backend_text
+    host_status, host_text = found["tray host"]
+    assert host_status == "ok"
+    assert "org.kde.StatusNotifierWatcher" in host_text
+    assert "XEmbed tray (_NET_SYSTEM_TRAY_S0" in host_text
+    server_status, server_text = found["notification server"]
+    assert server_status == "ok"
+    assert server_text.startswith("dunst 1.9")
+    assert "body-markup" in server_text and "actions" in server_text
+    assert found["state directory"][0] == "ok"
+    assert found["tray app"][0] == "warn"
+    assert "not running" in found["tray app"][1]
+    assert found["terminal"] == ("ok", "not a terminal: skipped")
+
+
+# --- one part missing at a time ------------------------------------------------------------
+
+
+def test_no_tray_host(own_desktop: Callable[..., Desktop], tmp_path: Path) -> None:
+    desktop = own_desktop("dunst")
+    result = run_doctor(tray_env(desktop.env, tmp_path))
+    found = checks(result.stdout)
+
+    assert result.returncode == 1, result.stdout
+    status, text = found["tray host"]
+    assert status == "FAIL"
+    assert text.startswith("none: no org.kde.StatusNotifierWatcher on the session bus")
+    assert "no XEmbed tray" in text
+    assert "fix: run a panel with a system tray" in text
+    assert found["display"] == ("ok", f"X11 {desktop.display}")
+    assert found["notification server"][0] == "ok"
+
+
+def test_no_notification_server(own_desktop: Callable[..., Desktop], tmp_path: Path) -> None:
+    desktop = own_desktop("trayer")
+    result = run_doctor(tray_env(desktop.env, tmp_path))
+    found = checks(result.stdout)
+
+    assert result.returncode == 1, result.stdout
+    status, text = found["notification server"]
+    assert status == "FAIL"
+    assert text.startswith("none: nothing owns org.freedesktop.Notifications")
+    assert "fix: start one in your session" in text
+    assert found["tray host"][0] == "ok"
+    assert "XEmbed tray" in found["tray host"][1]
+
+
+def test_a_notification_server_the_bus_can_start_is_enough(tmp_path: Path) -> None:
+    services = tmp_path / "services"
+    services.mkdir()
+    (services / "org.freedesktop.Notifications.service").write_text(
+        "[D-BUS Service]\nName=org.freedesktop.Notifications\nExec=/usr/bin/dunst\n"
+    )
+    xvfb, display = start_xvfb(tmp_path / "xvfb.log")
+    try:
+        bus, address = start_bus(tmp_path / "bus", services, base_env(DISPLAY=display))
+        try:
+            trayer = start_trayer(
+                base_env(DISPLAY=display, DBUS_SESSION_BUS_ADDRESS=address),
+                tmp_path / "trayer.log",
+            )
+            try:
+                env = base_env(DISPLAY=display, DBUS_SESSION_BUS_ADDRESS=address)
+                result = run_doctor(tray_env(env, tmp_path))
+            finally:
+                stop_process(trayer)
+        finally:
+            stop_process(bus)
+    finally:
+        stop_process(xvfb)
+    found = checks(result.stdout)
+    assert found["notification server"] == (
+        "ok",
+        "not running; the session bus starts one on the first notification",
+    )
+    assert result.returncode == 0, result.stdout
+
+
+def test_xorg_backend_cannot_use_a_status_notifier_host(
+    own_desktop: Callable[..., Desktop], tmp_path: Path
+) -> None:
+    desktop = own_desktop("dunst", "sni")
+    result = run_doctor(tray_env(desktop.env, tmp_path, PYSTRAY_BACKEND="xorg"))
+    found = checks(result.stdout)
+
+    assert result.returncode == 1, result.stdout
+    status, text = found["tray host"]
+    assert status == "FAIL"
+    assert "which the xorg backend cannot use" in text
+    assert "gir1.2-ayatanaappindicator3-0.1" in text
+
+
+def test_no_display(tmp_path: Path) -> None:
+    result = run_doctor(tray_env(base_env(), tmp_path))
+    found = checks(result.stdout)
+
+    assert result.returncode == 1, result.stdout
+    status, text = found["display"]
+    assert status == "FAIL"
+    assert text.startswith("none: neither DISPLAY nor WAYLAND_DISPLAY is set")
+    assert "fix:" in text
+    assert found["tray backend"][0] == "FAIL"
+    assert found["tray host"][0] == "FAIL"
+    assert found["state directory"][0] == "ok"
+
+
+def test_unusable_state_dir(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    result = run_doctor(tray_env(base_env(), tmp_path, TRAY_STATE_DIR=str(blocker)))
+    status, text = checks(result.stdout)["state directory"]
+
+    assert result.returncode == 1
+    assert status == "FAIL"
+    assert text.startswith(f"{blocker} is not a directory")
+
+
+def test_state_dir_open_to_others_is_a_warning(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    state.mkdir(mode=0o755)
+    os.chmod(state, 0o755)  # noqa: S103 - what the test is about
+    result = run_doctor(tray_env(base_env(), tmp_path))
+    status, text = checks(result.stdout)["state directory"]
+
+    assert status == "warn"
+    assert "mode 0755" in text and "fix: chmod 700" in text
+    assert os.stat(state).st_mode & 0o777 == 0o755  # the doctor only looks
+
+
+# --- the terminal check on a real pty ------------------------------------------------------
+
+
+def _take_terminal() -> None:
+    # Runs in the child after setsid: make stdin, the pty slave, its controlling terminal.
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
+@dataclass(frozen=True)
+class PtyResult:
+    returncode: int
+    output: str
+    queries: int
+
+
+def run_on_pty(
+    argv: list[str],
+    env: Mapping[str, str],
+    respond: Callable[[bytes], bytes],
+    timeout: float = TIMEOUT,
+) -> tuple[PtyResult, list[object], list[object]]:
+    """Run ``argv`` with a pty as its terminal; ``respond(all output so far)`` gives the
+    bytes to type next (b"" for none). Returns the result and the slave's termios before
+    and after the run."""
+    master, slave = os.openpty()
+    before = termios.tcgetattr(slave)
+    try:
+        proc = subprocess.Popen(
+            argv,
+            env=dict(env),
+            cwd=env["HOME"],
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            start_new_session=True,
+            preexec_fn=_take_terminal,  # noqa: PLW1509 - the child only makes an ioctl
+        )
+        output = b""
+        deadline = time.monotonic() + timeout
+        try:
+            while True:
+                readable, _, _ = select.select([master], [], [], 0.05)
+                if readable:
+                    with contextlib.suppress(OSError):
+                        output += os.read(master, 4096)
+                    typed = respond(output)
+                    if typed:
+                        os.write(master, typed)
+                elif proc.poll() is not None:
+                    break
+                assert time.monotonic() < deadline, f"still running: {output!r}"
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait(TIMEOUT)
+        after = termios.tcgetattr(slave)
+    finally:
+        os.close(slave)
+        os.close(master)
+    text = output.decode("utf-8", "replace")
+    assert "Traceback" not in text, text
+    return PtyResult(proc.returncode, text, output.count(QUERY)), before, after
+
+
+def _fake_terminal(answer: bytes) -> Callable[[bytes], bytes]:
+    """Answers each device attributes query (which follows a support query) once."""
+    answered = 0
+
+    def respond(output: bytes) -> bytes:
+        nonlocal answered
+        if output.count(DA1_QUERY) > answered:
+            answered += 1
+            return answer
+        return b""
+
+    return respond
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        (b"\x1b]7501;?\x07" + DA1_REPLY, ("ok", "answers OSC 7501 itself")),
+        (b"\x1b]7501;?\x1b\\" + DA1_REPLY, ("ok", "answers OSC 7501 itself")),
+        (DA1_REPLY, ("warn", "does not answer (use tray run); fix: start agents as")),
+        (DA1_REPLY + b"\x1b]7501;?\x07", ("warn", "does not answer (use tray run); fix: start")),
+        (b"", ("warn", "does not answer (use tray run); no reply at all within 1 s")),
+    ],
+    ids=["answers-bel", "answers-st", "da1-only", "da1-first", "silent"],
+)
+def test_terminal_answer(tmp_path: Path, answer: bytes, expected: tuple[str, str]) -> None:
+    env = tray_env(base_env(), tmp_path)
+    result, before, after = run_on_pty(
+        [sys.executable, "-m", "tray", "doctor"], env, _fake_terminal(answer)
+    )
+
+    assert result.queries == 1, result.output
+    status, text = checks(result.output)["terminal"]
+    assert status == expected[0]
+    assert text.startswith(expected[1])
+    assert after == before  # raw mode undone
+
+
+def test_terminal_under_tray_run_is_answered_by_the_launcher(tmp_path: Path) -> None:
+    # The launcher answers the query itself; the fake terminal outside only says DA1.
+    env = tray_env(base_env(), tmp_path)
+    argv = [sys.executable, "-m", "tray", "run", "--", sys.executable, "-m", "tray", "doctor"]
+    result, _, _ = run_on_pty(argv, env, _fake_terminal(DA1_REPLY))
+
+    status, text = checks(result.output)["terminal"]
+    assert (status, text) == ("ok", "answers OSC 7501 (this shell runs under tray run)")

@@ -1,0 +1,258 @@
+"""``tray demo``: a scripted session under ``tray run``, so a user sees the icon and a ping
+without installing any agent.
+
+``tray demo`` starts ``tray app`` in the background when none runs, then runs this module
+with ``--script`` under ``tray run --name demo``. The script pretends to be an agent: it
+reports working, blocked on a permission, working again and done, and waits for Enter or a
+timeout at the permission. It runs nothing, writes no file and answers nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import os
+import select
+import subprocess
+import sys
+import termios
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Final
+
+from tray.app.instance import app_lock_held
+from tray.environment import Environment
+from tray.protocol.report import Report, encode_sequence
+from tray.store import StateStore
+
+# The app's own names (tray/app/main.py), repeated so the demo does not import the app
+# and with it pystray.
+APP_LOG: Final = "app.log"
+# The line the app logs once its icon exists; before it, the app may still fail.
+APP_READY_MARK: Final = "tray backend: "
+APP_START_TIMEOUT: Final = 30.0
+APP_POLL: Final = 0.05
+
+SESSION_NAME: Final = "demo"
+DEFAULT_STEP_SECONDS: Final = 2.5
+DEFAULT_BLOCKED_SECONDS: Final = 15.0
+MAX_SECONDS: Final = 3600.0
+
+APP_NAME: Final = "tray-demo"
+REQUEST: Final = "approve Bash: touch demo.txt"
+
+
+class AppStartError(Exception):
+    """The tray app could not be started; the message is one line for the user."""
+
+
+def _new_log_text(path: Path, offset: int) -> str:
+    try:
+        with open(path, "rb") as log:
+            log.seek(offset)
+            return log.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else "it printed nothing"
+
+
+def start_app(env: Environment, state_dir: Path) -> int | None:
+    """Start ``tray app`` detached unless one runs; returns its pid, or None if one ran.
+
+    Returns once the app has shown its icon (it logs its backend then). Its output goes
+    to ``<state_dir>/app.log``, and it lives on after the demo, in a session of its own
+    so the terminal's signals never reach it.
+    """
+    for _ in range(2):  # a second try only if our own lock probe made the first one leave
+        if app_lock_held(state_dir):
+            return None
+        pid = _spawn_app(env, state_dir)
+        if pid is not None:
+            return pid
+    if app_lock_held(state_dir):
+        return None
+    raise AppStartError("it exited at once, twice, without holding its lock")
+
+
+def _spawn_app(env: Environment, state_dir: Path) -> int | None:
+    """The started app's pid once it shows its icon; None when it left saying one runs."""
+    log_path = state_dir / APP_LOG
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC
+    try:
+        fd = os.open(log_path, flags, 0o600)
+    except OSError as error:
+        raise AppStartError(f"cannot open {log_path}: {error.strerror or error}") from error
+    try:
+        offset = os.fstat(fd).st_size
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "tray", "app"],
+            stdin=subprocess.DEVNULL,
+            stdout=fd,
+            stderr=fd,
+            env={**env.environ, "TRAY_STATE_DIR": str(state_dir)},
+            start_new_session=True,
+        )
+    except OSError as error:
+        raise AppStartError(f"cannot run {sys.executable}: {error.strerror or error}") from error
+    finally:
+        os.close(fd)
+    deadline = time.monotonic() + APP_START_TIMEOUT
+    while True:
+        code = proc.poll()
+        if code is None and APP_READY_MARK in _new_log_text(log_path, offset):
+            return proc.pid
+        if code == 0:
+            # "Already running": another app started meanwhile, or our lock probe met
+            # it at the wrong moment. The caller looks at the lock again.
+            return None
+        if code is not None:
+            last = _last_line(_new_log_text(log_path, offset)).removeprefix("tray app: ")
+            raise AppStartError(last)
+        if time.monotonic() >= deadline:
+            proc.kill()
+            proc.wait()
+            raise AppStartError(f"it did not show its icon within {APP_START_TIMEOUT:.0f} s")
+        time.sleep(APP_POLL)
+
+
+def run_demo(env: Environment, step_seconds: float, blocked_seconds: float) -> int:
+    store = StateStore(env.state_dir())
+    store.ensure()
+    try:
+        pid = start_app(env, store.directory)
+    except AppStartError as error:
+        log_path = store.directory / APP_LOG
+        env.stderr.write(
+            f"tray demo: the tray app did not start: {error} (log: {log_path}; "
+            "`tray doctor` checks the desktop)\n"
+        )
+        return 1
+    out = env.stdout
+    out.write("tray demo: a pretend agent runs under `tray run`. Watch the tray icon.\n")
+    if pid is None:
+        out.write("The tray app is already running.\n")
+    else:
+        out.write(
+            f"Started the tray app in the background (pid {pid}); it stays after the demo. "
+            f"Stop it from its menu, or with: kill {pid}\n"
+        )
+    out.flush()
+    command = [
+        sys.executable,
+        "-m",
+        "tray.demo",
+        "--script",
+        "--step-seconds",
+        repr(step_seconds),
+        "--blocked-seconds",
+        repr(blocked_seconds),
+    ]
+    launcher = importlib.import_module("tray.launcher")
+    run_session: Callable[[list[str], str | None, Environment], int] = launcher.run_session
+    return run_session(command, SESSION_NAME, env)
+
+
+# -- the script, run under `tray run` -----------------------------------------------------
+
+
+def _report(state: str, msg: str, kind: str | None = None) -> None:
+    sequence = encode_sequence(Report(state=state, kind=kind, app=APP_NAME, msg=msg))
+    sys.stdout.buffer.write(sequence)
+    sys.stdout.buffer.flush()
+
+
+def _say(text: str) -> None:
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
+def drop_typeahead(fd: int) -> None:
+    """Forget what was typed so far, so only an answer to the question counts."""
+    with contextlib.suppress(OSError, termios.error):
+        if os.isatty(fd):
+            termios.tcflush(fd, termios.TCIFLUSH)
+
+
+def wait_for_enter(fd: int, timeout: float) -> bool:
+    """True when a line (Enter) arrives on ``fd`` within ``timeout`` seconds.
+
+    An end of input is no answer: the timeout answers instead.
+    """
+    deadline = time.monotonic() + timeout
+    listening = True
+    while (remaining := deadline - time.monotonic()) > 0:
+        if not listening:
+            time.sleep(remaining)
+            break
+        try:
+            readable, _, _ = select.select([fd], [], [], remaining)
+            data = os.read(fd, 1024) if readable else None
+        except (OSError, ValueError):
+            data = b""
+        if data is None:
+            break
+        if not data:
+            listening = False
+        elif b"\n" in data or b"\r" in data:
+            return True
+    return False
+
+
+def run_script(step_seconds: float, blocked_seconds: float) -> int:
+    try:
+        _report("working", "Reading the project")
+        _say("* Working: reading the project...")
+        time.sleep(step_seconds)
+        drop_typeahead(0)
+        _report("blocked", REQUEST, kind="permission")
+        _say(f"* Needs approval: {REQUEST}")
+        _say(
+            f"  Press Enter to approve (nothing is run), or wait {blocked_seconds:g} s "
+            "and the demo approves for you."
+        )
+        if wait_for_enter(0, blocked_seconds):
+            _say("  Approved.")
+        else:
+            _say(f"  No answer within {blocked_seconds:g} s; carrying on as if approved.")
+        _report("working", "Writing demo.txt")
+        _say("* Working: writing demo.txt... (pretend: no file is written)")
+        time.sleep(step_seconds)
+        _report("done", "Demo finished")
+        _say("* Done: demo finished. `tray status` lists the session.")
+    except KeyboardInterrupt:
+        _say("\ndemo stopped")
+        return 130
+    return 0
+
+
+def parse_seconds(text: str) -> float:
+    """A number of seconds for the demo's options; raises ArgumentTypeError."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 <= value <= MAX_SECONDS:  # also refuses nan and inf
+        raise argparse.ArgumentTypeError(f"must be from 0 to {MAX_SECONDS:g} seconds, not {text!r}")
+    return value
+
+
+def main(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m tray.demo",
+        description="The script `tray demo` runs under `tray run`; use `tray demo` instead.",
+    )
+    parser.add_argument("--script", action="store_true", required=True)
+    parser.add_argument("--step-seconds", type=parse_seconds, default=DEFAULT_STEP_SECONDS)
+    parser.add_argument("--blocked-seconds", type=parse_seconds, default=DEFAULT_BLOCKED_SECONDS)
+    args = parser.parse_args(argv)
+    return run_script(args.step_seconds, args.blocked_seconds)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
