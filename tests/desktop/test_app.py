@@ -289,3 +289,53 @@ def test_a_corrupt_session_file_is_warned_about_once_and_the_app_keeps_working(
     bus_monitor.wait_for_notify(1, TIMEOUT)
     assert app.log.count("broken.json") == 1, app.log
     assert app.proc.poll() is None
+
+
+def test_a_killed_launcher_ends_its_session_and_the_app_says_it_failed(
+    start_app: StartApp, bus_monitor: BusMonitor, tmp_path: Path
+) -> None:
+    app = start_app("[notify]\nsettle = 0\n")
+    child = tmp_path / "agent.py"
+    child.write_text(
+        "import sys\n"
+        "sys.stdout.write('\\x1b]7501;state=blocked:kind=question:app=pi\\x07')\n"
+        "sys.stdout.flush()\n"
+        "sys.stdin.read()\n"
+    )
+    launcher = subprocess.Popen(
+        [sys.executable, "-m", "tray", "run", "--name", "doomed", "--", sys.executable, child],
+        env=app.env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+    )
+    try:
+        [blocked] = bus_monitor.wait_for_notify(1, TIMEOUT)
+        assert blocked.summary == "doomed needs an answer"
+        launcher.kill()  # SIGKILL: no chance to record the end
+        launcher.wait(TIMEOUT)
+        calls = bus_monitor.wait_for_notify(2, TIMEOUT)
+        assert calls[1].summary == "doomed failed"
+    finally:
+        if launcher.poll() is None:
+            launcher.kill()
+        assert launcher.stdin is not None
+        launcher.stdin.close()
+        launcher.wait(TIMEOUT)
+
+
+def test_hundreds_of_sessions_coming_and_going_leave_the_app_working(
+    start_app: StartApp, bus_monitor: BusMonitor
+) -> None:
+    app = start_app("[notify]\nsettle = 0.5\n")
+    store = StateStore(app.state_dir)
+    for wave in range(3):
+        now = time.time()
+        for index in range(150):
+            store.write(_live_session(f"w{wave}-{index:03}", _working(now), now))
+        for index in range(150):
+            store.remove(f"w{wave}-{index:03}")
+    store.write(_live_session("marker", _blocked("marker", time.time()), time.time()))
+    [call] = bus_monitor.wait_for_notify(1, TIMEOUT)
+    assert call.summary == "marker needs approval"
+    assert app.proc.poll() is None
+    assert "WARNING" not in app.log, app.log

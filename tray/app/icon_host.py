@@ -8,6 +8,7 @@ display it raises an Xlib error rather than ImportError.
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 from collections import Counter
 from collections.abc import Callable
@@ -237,7 +238,19 @@ class IconHost:
         return type(self._icon).__module__
 
     def apply(self, overview: Overview, menu: Any) -> None:
-        """Show ``overview`` and ``menu``; callable from any thread."""
+        """Show ``overview`` and ``menu``; callable from any thread.
+
+        On macOS, AppKit objects may only change on the main thread, so the change is
+        handed to the main loop there; the Linux backends take it from any thread.
+        """
+        if sys.platform == "darwin":
+            from PyObjCTools import AppHelper  # type: ignore[import-not-found]  # noqa: PLC0415
+
+            AppHelper.callAfter(self._apply_now, overview, menu)
+        else:
+            self._apply_now(overview, menu)
+
+    def _apply_now(self, overview: Overview, menu: Any) -> None:
         with self._lock:
             self._state = (overview.icon_state, overview.blocked_count)
             self._icon.icon = self._picture()
