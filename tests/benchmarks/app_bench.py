@@ -18,9 +18,9 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
+sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
-from tests.desktop.services import (  # noqa: E402
+from desktop.services import (  # noqa: E402
     BusMonitor,
     base_env,
     start_bus,
@@ -29,7 +29,8 @@ from tests.desktop.services import (  # noqa: E402
     start_xvfb,
     stop_process,
 )
-from tests.desktop.waiting import wait_for  # noqa: E402
+from desktop.waiting import wait_for  # noqa: E402
+
 from tray.protocol.records import Record  # noqa: E402
 from tray.session import Session  # noqa: E402
 from tray.store import StateStore, process_start_token  # noqa: E402
