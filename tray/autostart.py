@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from tray.app.text import clean_text
 from tray.environment import Environment
+from tray.text import clean_text
 
 APP_ID: Final = "io.github.tray"
 LABEL: Final = APP_ID  # the LaunchAgent's label

@@ -8,7 +8,6 @@ import json
 import os
 import re
 import sys
-import unicodedata
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -16,25 +15,20 @@ from tray import __version__
 from tray.config import ConfigError, load_config
 from tray.demo import DEFAULT_BLOCKED_SECONDS, DEFAULT_STEP_SECONDS, parse_seconds, run_demo
 from tray.environment import Environment
-from tray.protocol.records import Record
-from tray.protocol.report import URGENCY, Report, ReportError, encode_sequence
+from tray.protocol.report import Report, ReportError, encode_sequence
 from tray.session import Session
+from tray.status_table import format_table
 from tray.store import Dismissal, StateStore, StoreError, expired
+from tray.text import clean_text
 
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
 
 STATUS_JSON_VERSION = 1
 USAGE_ERROR = 2
-NAME_WIDTH = 24
 STATUS_FORMATS = ("table", "json", "waybar", "tmux")
 
 _DIGITS = re.compile(r"[0-9]+", re.ASCII)
-# Terminal controls, and the invisible and bidirectional formatting protocol.md says to strip.
-_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-_INVISIBLE = re.compile(
-    "[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c\u200b-\u200d\u2060\ufeff\u00ad]"
-)
 
 
 class UsageError(Exception):
@@ -311,12 +305,14 @@ def _status(args: argparse.Namespace, env: Environment) -> int:
     sessions = [s for s in sessions if not expired(s, now, keep_ended)]
     status = 0
     for problem in problems:
-        reason = _one_line(_clean(problem.reason))
+        reason = _one_line(clean_text(problem.reason))
         if problem.path == store.directory:
-            env.stderr.write(f"tray status: cannot read {_clean(str(problem.path))}: {reason}\n")
+            env.stderr.write(
+                f"tray status: cannot read {clean_text(str(problem.path))}: {reason}\n"
+            )
             status = 1
         else:
-            env.stderr.write(f"tray status: skipping {_clean(str(problem.path))}: {reason}\n")
+            env.stderr.write(f"tray status: skipping {clean_text(str(problem.path))}: {reason}\n")
     if style == "json":
         env.stdout.write(json.dumps(status_document(sessions), indent=2) + "\n")
     else:
@@ -340,7 +336,7 @@ def _dismiss(args: argparse.Namespace, env: Environment) -> int:
     status = 0
     for session_id in args.ids:
         outcome = store.dismiss(session_id)
-        shown = _clean(session_id)
+        shown = clean_text(session_id)
         if outcome is Dismissal.RUNNING:
             env.stderr.write(f"tray dismiss: {shown} is still running; end it first\n")
             status = 1
@@ -422,105 +418,6 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, Environment], int]] = {
     "doctor": _doctor,
     "demo": _demo,
 }
-
-
-# The status table.
-
-
-def format_table(sessions: Sequence[Session], now: float, width: int | None) -> str:
-    if not sessions:
-        return "no sessions\n"
-    header = ("ID", "NAME", "STATE", "AGE", "MSG")
-    rows = [header] + [_row(session, now) for session in sessions]
-    widths = [max(_cells(row[column]) for row in rows) for column in range(len(header) - 1)]
-    lines = []
-    for row in rows:
-        cells = [_pad(text, widths[column]) for column, text in enumerate(row[:-1])]
-        line = "  ".join([*cells, row[-1]]).rstrip()
-        lines.append(_cut(line, width) if width else line)
-    return "\n".join(lines) + "\n"
-
-
-def _row(session: Session, now: float) -> tuple[str, str, str, str, str]:
-    record = _most_urgent_record(session.records)
-    state = session.state or "-"
-    if record is not None and record.state == state:
-        details = [record.kind] if record.kind else []
-        if record.progress is not None:
-            details.append(f"{record.progress}%")
-        if details:
-            state = f"{state} ({', '.join(details)})"
-    if record is not None:
-        since = record.updated_at
-    elif session.running:
-        since = session.started_at
-    else:
-        since = session.updated_at
-    message = ""
-    if record is not None:
-        message = record.msg or record.title or ""
-    if not message and not session.running:
-        message = _ending(session)
-    name = _clean(session.name)
-    if _cells(name) > NAME_WIDTH:
-        name = _cut(name, NAME_WIDTH)
-    return (_clean(session.id), name, state, format_age(now - since), _clean(message))
-
-
-def _most_urgent_record(records: Sequence[Record]) -> Record | None:
-    """The latest record among those in the most urgent state."""
-    for state in URGENCY:
-        matching = [r for r in records if r.state == state]
-        if matching:
-            return max(matching, key=lambda r: r.updated_at)
-    return None
-
-
-def _ending(session: Session) -> str:
-    if session.exit_code is None:
-        return "ended without an exit status (launcher gone)"
-    return f"exited with status {session.exit_code}"
-
-
-def format_age(seconds: float) -> str:
-    seconds = max(0, int(seconds))
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{seconds // size}{unit}"
-    return f"{seconds}s"
-
-
-def _clean(text: str) -> str:
-    """Text safe to print on a terminal: no controls, no invisible or bidi formatting."""
-    return _CONTROLS.sub("?", _INVISIBLE.sub("", text))
-
-
-def _char_cells(char: str) -> int:
-    if unicodedata.combining(char):
-        return 0
-    return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
-
-
-def _cells(text: str) -> int:
-    return sum(_char_cells(char) for char in text)
-
-
-def _pad(text: str, width: int) -> str:
-    return text + " " * (width - _cells(text))
-
-
-def _cut(text: str, width: int) -> str:
-    if _cells(text) <= width:
-        return text
-    kept = []
-    used = 0
-    for char in text:
-        size = _char_cells(char)
-        if used + size > width - 1:
-            break
-        kept.append(char)
-        used += size
-    return "".join(kept) + "…"
 
 
 def _terminal_width(env: Environment) -> int | None:

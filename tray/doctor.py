@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from tray.app.instance import app_lock_held
-from tray.app.text import clean_text
 from tray.environment import Environment
 from tray.store import StateStore
 from tray.terminal import RawMode
+from tray.text import clean_text
 
 Status = Literal["ok", "warn", "FAIL"]
 

@@ -33,12 +33,12 @@ from typing import Any, Final, TextIO
 
 from tray.app.memory import FILE_NAME, load_memory
 from tray.app.overview import FINISHED, IconState, Overview, StateSince, build_overview
-from tray.app.text import clean_text, cut, escape_markup
 from tray.app.watcher import DirectoryWatcher
 from tray.config import load_config
 from tray.environment import Environment
 from tray.session import Session
 from tray.store import Problem, StateStore, expired
+from tray.text import clean_text, cut, escape_markup
 
 # A SIGKILLed launcher writes nothing, so only a re-read finds it dead; the tray app
 # re-reads as often.

@@ -11,9 +11,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tray.app.text import (
+from tray.text import (
     ELLIPSIS,
     INVISIBLE,
+    cells,
     clean_text,
     cut,
     escape_markup,
@@ -179,8 +180,8 @@ def test_cut_examples(text: str, width: int, result: str) -> None:
 @given(st.text(max_size=60), st.integers(min_value=-5, max_value=70))
 def test_cut_fits_and_keeps_a_prefix(text: str, width: int) -> None:
     out = cut(text, width)
-    assert len(out) <= max(width, 0)
-    if len(text) <= width:
+    assert cells(out) <= max(width, 0)
+    if cells(text) <= width:
         assert out == text
     elif width > 0:
         assert out.endswith(ELLIPSIS)
@@ -230,3 +231,16 @@ def test_format_duration(seconds: float, duration: str) -> None:
 @given(st.floats(min_value=0, max_value=10**8, allow_nan=False))
 def test_format_age_is_one_whole_unit(seconds: float) -> None:
     assert re.fullmatch(r"[0-9]+[smhd]", format_age(seconds))
+
+
+@pytest.mark.parametrize(
+    ("text", "width", "expected"),
+    [
+        ("安全な操作", 6, "安全…"),
+        ("abc", 3, "abc"),
+        ("abcd", 3, "ab…"),
+        ("e\u0301te", 3, "e\u0301te"),
+    ],
+)
+def test_cut_counts_terminal_cells(text: str, width: int, expected: str) -> None:
+    assert cut(text, width) == expected

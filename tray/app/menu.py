@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from tray.app.overview import Overview, Row
-from tray.app.text import clean_text, cut, format_age
+from tray.text import clean_text, cut, format_age
 
 if TYPE_CHECKING:
     import pystray

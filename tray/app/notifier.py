@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from desktop_notifier import DesktopNotifier, Urgency
 
-from tray.app.text import clean_text, escape_markup
+from tray.text import clean_text, escape_markup
 
 # desktop-notifier depends on dbus-fast on Linux only; elsewhere it talks to the
 # platform's own notification centre, which renders no markup.

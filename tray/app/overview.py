@@ -7,9 +7,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
-from tray.app.text import clean_text
 from tray.protocol.records import Record
 from tray.session import Session
+from tray.text import clean_text
 
 IconState = Literal["calm", "working", "done", "error", "blocked"]
 

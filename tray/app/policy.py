@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Final, Literal
 
 from tray.app.overview import lead_record
-from tray.app.text import clean_text, format_duration
 from tray.session import Session
+from tray.text import clean_text, format_duration
 
 Urgency = Literal["critical", "normal"]
 ConditionKey = tuple[str, str | None, str | None]

@@ -1,4 +1,4 @@
-"""Pure: untrusted report text made safe and short for menus and notifications."""
+"""Pure: untrusted report text made safe and short for menus, notifications, tables."""
 
 from __future__ import annotations
 
@@ -57,13 +57,38 @@ def escape_markup(text: str) -> str:
     return text.translate(_MARKUP_ENTITIES)
 
 
+def char_cells(char: str) -> int:
+    """Terminal cells a character takes: 0 for combining marks, 2 for wide ones."""
+    if unicodedata.combining(char):
+        return 0
+    return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+
+
+def cells(text: str) -> int:
+    return sum(char_cells(char) for char in text)
+
+
+def pad(text: str, width: int) -> str:
+    """``text`` followed by spaces up to ``width`` cells."""
+    return text + " " * (width - cells(text))
+
+
 def cut(text: str, width: int) -> str:
-    """At most ``width`` characters; a cut one ends in an ellipsis."""
+    """At most ``width`` cells (wide characters count two); a cut one ends in an
+    ellipsis."""
     if width <= 0:
         return ""
-    if len(text) <= width:
+    if cells(text) <= width:
         return text
-    return text[: width - 1].rstrip() + ELLIPSIS
+    kept: list[str] = []
+    used = 0
+    for char in text:
+        size = char_cells(char)
+        if used + size > width - 1:
+            break
+        kept.append(char)
+        used += size
+    return "".join(kept).rstrip() + ELLIPSIS
 
 
 _UNITS: Final = (("d", 86400), ("h", 3600), ("m", 60), ("s", 1))
