@@ -54,7 +54,7 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {(message or 'error').strip()}")
 
 
-def _build_parser() -> tuple[_Parser, dict[str, _Parser]]:
+def build_parser() -> tuple[_Parser, dict[str, _Parser]]:
     parser = _Parser(
         prog="tray",
         description="Know, from anywhere on your desktop, which terminal session needs you.",
@@ -192,7 +192,7 @@ def parse_run_args(argv: Sequence[str]) -> tuple[str | None, list[str]]:
             index += 1
             break
         if word in ("-h", "--help"):
-            raise _HelpRequested(_build_parser()[1]["run"].format_help())
+            raise _HelpRequested(build_parser()[1]["run"].format_help())
         if word == "--name":
             if index + 1 >= len(argv):
                 raise UsageError("tray run: argument --name: expected one argument")
@@ -215,7 +215,7 @@ def parse_run_args(argv: Sequence[str]) -> tuple[str | None, list[str]]:
 
 
 def main(argv: list[str], env: Environment) -> int:
-    parser, subparsers = _build_parser()
+    parser, subparsers = build_parser()
     try:
         if argv and argv[0] == "run":
             name, command = parse_run_args(argv[1:])
