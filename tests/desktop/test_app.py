@@ -8,6 +8,7 @@ twenty sessions at once or exact control over when each one changes.
 from __future__ import annotations
 
 import base64
+import json
 import os
 import subprocess
 import sys
@@ -22,6 +23,16 @@ from tray.protocol.records import Record
 from tray.session import Session
 from tray.store import StateStore, process_start_token
 
+from .screen import (
+    TRAYER,
+    colour_count,
+    grab,
+    icon_box,
+    main_colour,
+    menu_boxes,
+    open_menu,
+    xdotool,
+)
 from .services import BusMonitor, Dunst, stop_process
 from .waiting import wait_for
 
@@ -80,9 +91,9 @@ def start_app(
 ) -> Iterator[StartApp]:
     started: list[RunningApp] = []
 
-    def start(config: str = "") -> RunningApp:
+    def start(config: str = "", **extra_env: str) -> RunningApp:
         dunst.close_all()
-        app = _start_app(desktop_env, tmp_path, config)
+        app = _start_app({**desktop_env, **extra_env}, tmp_path, config)
         started.append(app)
         return app
 
@@ -331,3 +342,71 @@ def test_hundreds_of_sessions_coming_and_going_leave_the_app_working(
     assert call.summary == "marker needs approval"
     assert app.proc.poll() is None
     assert "WARNING" not in app.log, app.log
+
+
+def _app_state(app: RunningApp) -> dict[str, object]:
+    try:
+        document = json.loads((app.state_dir / "app.state").read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        return {}
+    assert isinstance(document, dict)
+    return document
+
+
+def test_the_menu_pauses_and_resumes_pings_and_copies_a_message(
+    start_app: StartApp, bus_monitor: BusMonitor, xvfb_display: str
+) -> None:
+    app = start_app("[notify]\nsettle = 0\n", PYSTRAY_BACKEND="gtk")
+    icon = icon_box(xvfb_display, TRAYER).centre
+
+    # Up from nothing selected is the last item, Quit; once more is Pause.
+    open_menu(xvfb_display, icon, 3)
+    xdotool(xvfb_display, "key", "Up", "Up", "Return")
+    wait_for(lambda: _app_state(app).get("paused_until"), TIMEOUT, what="the pause")
+
+    store = StateStore(app.state_dir)
+    now = time.time()
+    store.write(_live_session("quiet", _blocked("approve while paused", now), now))
+    amber = main_colour("blocked")
+    wait_for(
+        lambda: colour_count(grab(xvfb_display, icon_box(xvfb_display, TRAYER)), amber) >= 20,
+        TIMEOUT,
+        what="the icon to show the blocked session",
+    )
+    wait_for(lambda: not menu_boxes(xvfb_display), TIMEOUT, what="the menu to close")
+
+    # The session's submenu: its message is disabled and Focus is off (no terminal
+    # recorded), so the first item the keys reach is Copy message.
+    open_menu(xvfb_display, icon, 3)
+    xdotool(xvfb_display, "key", "Down", "Right")
+    wait_for(lambda: len(menu_boxes(xvfb_display)) >= 2, TIMEOUT, what="the submenu")
+    xdotool(xvfb_display, "key", "Return")
+    wait_for(
+        lambda: _clipboard(app.env) == "approve while paused",
+        TIMEOUT,
+        what="the message on the clipboard",
+    )
+    wait_for(lambda: not menu_boxes(xvfb_display), TIMEOUT, what="the menu to close")
+
+    open_menu(xvfb_display, icon, 3)
+    xdotool(xvfb_display, "key", "Up", "Up", "Return")  # now "Resume notifications"
+    wait_for(
+        lambda: "paused_until" in _app_state(app) and _app_state(app)["paused_until"] is None,
+        TIMEOUT,
+        what="the resume",
+    )
+    store.write(_live_session("marker", _blocked("marker", time.time()), time.time()))
+    calls = bus_monitor.wait_for_notify(1, TIMEOUT)
+    assert [call.summary for call in calls] == ["marker needs approval"]
+
+
+def _clipboard(env: dict[str, str]) -> str:
+    result = subprocess.run(
+        ["xclip", "-o", "-selection", "clipboard"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=10,
+        check=False,
+    )
+    return result.stdout if result.returncode == 0 else ""
