@@ -99,6 +99,10 @@ def test_launch_agent_is_the_generated_one() -> None:
 def test_readme_describes_every_file() -> None:
     readme = (PACKAGING / "README.md").read_text(encoding="utf-8")
     files = sorted(p.name for p in PACKAGING.iterdir() if p.name != "README.md")
-    assert files == sorted([DESKTOP_FILE, METAINFO.name, UNIT_NAME, f"{LABEL}.plist"])
+    assert files == sorted(
+        [DESKTOP_FILE, METAINFO.name, UNIT_NAME, f"{LABEL}.plist", "screenshots"]
+    )
     for name in files:
-        assert f"`{name}`" in readme
+        assert f"`{name}" in readme
+    for shot in (PACKAGING / "screenshots").iterdir():
+        assert f"`screenshots/{shot.name}`" in readme
