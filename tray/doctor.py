@@ -342,6 +342,13 @@ def check_tray_host(x_facts: dict[str, Any] | None, bus: BusFacts, backend: str 
     return Check("ok", "tray host", " and ".join(hosts))
 
 
+def find_tray_host(environ: Mapping[str, str], backend: str | None) -> Check:
+    """The tray host check on its own, for the app to warn at start when there is none."""
+    x_probe = _Probe(_X_PROBE, environ) if environ.get("DISPLAY") else None
+    bus = bus_facts(environ) if _has_desktop_services() else BusFacts()
+    return check_tray_host(x_probe.result() if x_probe is not None else None, bus, backend)
+
+
 def check_notifications(bus: BusFacts) -> Check:
     if not _has_desktop_services():
         return Check("ok", "notification server", f"the system's own on {sys.platform}")

@@ -33,7 +33,15 @@ from .screen import (
     open_menu,
     xdotool,
 )
-from .services import BusMonitor, Dunst, stop_process
+from .services import (
+    BusMonitor,
+    Dunst,
+    base_env,
+    start_bus,
+    start_trayer,
+    start_xvfb,
+    stop_process,
+)
 from .waiting import wait_for
 
 REPO = Path(__file__).resolve().parents[2]
@@ -410,3 +418,25 @@ def _clipboard(env: dict[str, str]) -> str:
         check=False,
     )
     return result.stdout if result.returncode == 0 else ""
+
+
+@pytest.mark.parametrize("backend", ["gtk", "appindicator"])
+def test_without_a_tray_host_the_app_warns_once_and_docks_when_one_comes(
+    backend: str, tmp_path: Path
+) -> None:
+    xvfb, display = start_xvfb(tmp_path / "xvfb.log")
+    procs: list[subprocess.Popen[bytes]] = [xvfb]
+    try:
+        bus, address = start_bus(tmp_path / "bus")
+        procs.append(bus)
+        env = base_env(DISPLAY=display, DBUS_SESSION_BUS_ADDRESS=address)
+        app = _start_app({**env, "PYSTRAY_BACKEND": backend}, tmp_path, "")
+        procs.append(app.proc)
+        wait_for(lambda: "tray host: none" in app.log, TIMEOUT, what="the warning")
+        procs.append(start_trayer(env, tmp_path / "trayer.log"))
+        icon_box(display, TRAYER)  # waits until our icon is drawn in the tray
+        assert app.log.count("tray host") == 1, app.log
+        assert app.proc.poll() is None
+    finally:
+        for proc in reversed(procs):
+            stop_process(proc)

@@ -29,6 +29,7 @@ from tray.app.overview import AppMemory, Overview, Row, StateSince, build_overvi
 from tray.app.policy import NotificationPolicy, Ping, PolicySettings, observe_session
 from tray.app.watcher import DirectoryWatcher
 from tray.config import Config, load_config
+from tray.doctor import find_tray_host
 from tray.environment import Environment
 from tray.session import Session
 from tray.store import StateStore
@@ -276,6 +277,12 @@ def _open_log(state_dir: Path) -> logging.Logger:
     return log
 
 
+def _warn_without_tray_host(env: Environment, backend: str, log: logging.Logger) -> None:
+    check = find_tray_host(env.environ, backend)
+    if check.status != "ok":
+        log.warning("%s", check.line())
+
+
 def run_app(env: Environment) -> int:
     # GTK's main loop does not return to Python for a KeyboardInterrupt; Ctrl-C on a
     # foreground `tray app` should still end it at once.
@@ -302,6 +309,8 @@ def run_app(env: Environment) -> int:
             "gir1.2-ayatanaappindicator3-0.1"
         )
     app = TrayApp(env, config, log, host, lambda on_click: Notifier("tray", on_click, log))
+    # The icon is useless without a tray to show it in, and nothing else would say so.
+    threading.Thread(target=_warn_without_tray_host, args=(env, backend, log), daemon=True).start()
     try:
         host.run(app.start)
     finally:
