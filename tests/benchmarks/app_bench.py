@@ -29,11 +29,10 @@ from desktop.services import (  # noqa: E402
     start_xvfb,
     stop_process,
 )
+from desktop.sessions import live_session, working  # noqa: E402
 from desktop.waiting import wait_for  # noqa: E402
 
-from tray.protocol.records import Record  # noqa: E402
-from tray.session import Session  # noqa: E402
-from tray.store import StateStore, process_start_token  # noqa: E402
+from tray.store import StateStore  # noqa: E402
 
 # A program that turns blocked, with a new message each time, and notes when it wrote.
 BLOCKING_CHILD = r"""
@@ -131,24 +130,8 @@ def measure(pings: int = 40, idle_seconds: float = 30.0) -> dict[str, float]:
         # Idle: twenty live sessions that do not change.
         store = StateStore(state_dir)
         now = time.time()
-        token = process_start_token(os.getpid())
         for index in range(20):
-            record = Record("", "working", None, None, "agent", None, f"task {index}", now)
-            store.write(
-                Session(
-                    id=f"idle{index:02}",
-                    name=f"idle {index}",
-                    command=("agent",),
-                    cwd="/tmp",
-                    pid=os.getpid(),
-                    child_pid=None,
-                    started_at=now,
-                    updated_at=now,
-                    source="program",
-                    records=(record,),
-                    pid_start=token,
-                )
-            )
+            store.write(live_session(f"idle{index:02}", working(now, f"task {index}"), now))
         time.sleep(3)  # let the app take in the new sessions before measuring idle
         before = _cpu_seconds(app.pid)
         time.sleep(idle_seconds)

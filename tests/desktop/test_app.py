@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import subprocess
 import sys
 import time
@@ -19,9 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tray.protocol.records import Record
-from tray.session import Session
-from tray.store import StateStore, process_start_token
+from tray.store import StateStore
 
 from .screen import (
     TRAYER,
@@ -42,6 +39,7 @@ from .services import (
     start_xvfb,
     stop_process,
 )
+from .sessions import blocked, live_session, working
 from .waiting import wait_for
 
 REPO = Path(__file__).resolve().parents[2]
@@ -111,33 +109,6 @@ def start_app(
         assert "Traceback" not in app.log, app.log
 
 
-def _live_session(session_id: str, records: tuple[Record, ...], now: float) -> Session:
-    """A session as a live launcher would write it; this test process stands in for the
-    launcher, so the liveness check finds it alive."""
-    return Session(
-        id=session_id,
-        name=session_id,
-        name_given=True,
-        command=("agent",),
-        cwd="/tmp",
-        pid=os.getpid(),
-        child_pid=None,
-        started_at=now,
-        updated_at=now,
-        source="program",
-        records=records,
-        pid_start=process_start_token(os.getpid()),
-    )
-
-
-def _blocked(msg: str, now: float) -> tuple[Record, ...]:
-    return (Record("", "blocked", "permission", None, "agent", None, msg, now),)
-
-
-def _working(now: float) -> tuple[Record, ...]:
-    return (Record("", "working", None, None, "agent", None, None, now),)
-
-
 def _b64(text: str) -> str:
     return base64.b64encode(text.encode()).decode()
 
@@ -200,7 +171,7 @@ def test_a_blocked_program_pings_once_escaped_and_a_click_focuses_its_pane(
         # A second session that blocks is the barrier: once its ping is on the bus, any
         # repeat of the first would be there too.
         store = StateStore(app.state_dir)
-        store.write(_live_session("marker", _blocked("marker", time.time()), time.time()))
+        store.write(live_session("marker", blocked("marker", time.time()), time.time()))
         calls = bus_monitor.wait_for_notify(2, TIMEOUT)
         assert [call.summary for call in calls] == [
             "agent needs approval",
@@ -221,7 +192,7 @@ def test_twenty_sessions_blocking_at_once_give_a_burst_and_one_summary(
     store.ensure()
     now = time.time()
     for index in range(20):
-        store.write(_live_session(f"s{index:02}", _blocked(f"step {index}", now), now))
+        store.write(live_session(f"s{index:02}", blocked(f"step {index}", now), now))
     start_app(f"[notify]\nsettle = 0.2\nburst = 3\nburst_window = {BURST_WINDOW}\n")
 
     calls = bus_monitor.wait_for_notify(4, TIMEOUT)
@@ -239,7 +210,7 @@ def test_twenty_sessions_blocking_at_once_give_a_burst_and_one_summary(
         TIMEOUT,
         what="the burst window to pass",
     )
-    store.write(_live_session("marker", _blocked("marker", time.time()), time.time()))
+    store.write(live_session("marker", blocked("marker", time.time()), time.time()))
     calls = bus_monitor.wait_for_notify(5, TIMEOUT)
     assert len(calls) == 5
     assert calls[-1].summary == "marker needs approval"
@@ -251,16 +222,16 @@ def test_flapping_prompts_ping_once_within_the_dedup_window(
     app = start_app("[notify]\nsettle = 0.3\ndedup_window = 60\n")
     store = StateStore(app.state_dir)
     now = time.time()
-    store.write(_live_session("flappy", _blocked("approve rm", now), now))
+    store.write(live_session("flappy", blocked("approve rm", now), now))
     bus_monitor.wait_for_notify(1, TIMEOUT)
     for _ in range(3):
-        store.write(_live_session("flappy", _working(time.time()), now))
-        store.write(_live_session("flappy", _blocked("approve rm", time.time()), now))
+        store.write(live_session("flappy", working(time.time()), now))
+        store.write(live_session("flappy", blocked("approve rm", time.time()), now))
     # Answered faster than the settle window: never pings.
-    store.write(_live_session("quick", _blocked("auto-approved", time.time()), now))
-    store.write(_live_session("quick", _working(time.time()), now))
+    store.write(live_session("quick", blocked("auto-approved", time.time()), now))
+    store.write(live_session("quick", working(time.time()), now))
 
-    store.write(_live_session("marker", _blocked("marker", time.time()), now))
+    store.write(live_session("marker", blocked("marker", time.time()), now))
     calls = bus_monitor.wait_for_notify(2, TIMEOUT)
     assert [call.summary for call in calls] == [
         "flappy needs approval",
@@ -285,7 +256,7 @@ def test_a_second_app_says_one_is_running_and_exits_0(
     assert app.proc.poll() is None
 
 
-def test_a_corrupt_session_file_is_warned_about_once_and_the_app_keeps_working(
+def test_a_corrupt_session_file_is_warned_about_once_and_the_app_keepsworking(
     start_app: StartApp, bus_monitor: BusMonitor
 ) -> None:
     app = start_app("[notify]\nsettle = 0\n")
@@ -294,9 +265,9 @@ def test_a_corrupt_session_file_is_warned_about_once_and_the_app_keeps_working(
     store = StateStore(app.state_dir)
     now = time.time()
     for step in range(3):
-        store.write(_live_session("other", _working(now + step), now))
+        store.write(live_session("other", working(now + step), now))
         broken.write_text('{"version": 1, "id": ' + " " * step)
-    store.write(_live_session("marker", _blocked("marker", now), now))
+    store.write(live_session("marker", blocked("marker", now), now))
     bus_monitor.wait_for_notify(1, TIMEOUT)
     assert app.log.count("broken.json") == 1, app.log
     assert app.proc.poll() is None
@@ -334,7 +305,7 @@ def test_a_killed_launcher_ends_its_session_and_the_app_says_it_failed(
         launcher.wait(TIMEOUT)
 
 
-def test_hundreds_of_sessions_coming_and_going_leave_the_app_working(
+def test_hundreds_of_sessions_coming_and_going_leave_the_appworking(
     start_app: StartApp, bus_monitor: BusMonitor
 ) -> None:
     app = start_app("[notify]\nsettle = 0.5\n")
@@ -342,10 +313,10 @@ def test_hundreds_of_sessions_coming_and_going_leave_the_app_working(
     for wave in range(3):
         now = time.time()
         for index in range(150):
-            store.write(_live_session(f"w{wave}-{index:03}", _working(now), now))
+            store.write(live_session(f"w{wave}-{index:03}", working(now), now))
         for index in range(150):
             store.remove(f"w{wave}-{index:03}")
-    store.write(_live_session("marker", _blocked("marker", time.time()), time.time()))
+    store.write(live_session("marker", blocked("marker", time.time()), time.time()))
     [call] = bus_monitor.wait_for_notify(1, TIMEOUT)
     assert call.summary == "marker needs approval"
     assert app.proc.poll() is None
@@ -374,7 +345,7 @@ def test_the_menu_pauses_and_resumes_pings_and_copies_a_message(
 
     store = StateStore(app.state_dir)
     now = time.time()
-    store.write(_live_session("quiet", _blocked("approve while paused", now), now))
+    store.write(live_session("quiet", blocked("approve while paused", now), now))
     amber = main_colour("blocked")
     wait_for(
         lambda: colour_count(grab(xvfb_display, icon_box(xvfb_display, TRAYER)), amber) >= 20,
@@ -403,7 +374,7 @@ def test_the_menu_pauses_and_resumes_pings_and_copies_a_message(
         TIMEOUT,
         what="the resume",
     )
-    store.write(_live_session("marker", _blocked("marker", time.time()), time.time()))
+    store.write(live_session("marker", blocked("marker", time.time()), time.time()))
     calls = bus_monitor.wait_for_notify(1, TIMEOUT)
     assert [call.summary for call in calls] == ["marker needs approval"]
 
