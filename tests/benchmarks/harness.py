@@ -78,8 +78,14 @@ def drain(argv: Sequence[str], env: dict[str, str]) -> Run:
     return Run(seconds, received, os.waitstatus_to_exitcode(status), usage.ru_maxrss)
 
 
-def round_trips(argv: Sequence[str], env: dict[str, str], count: int) -> list[float]:
-    """Latency of one typed byte echoed back by a raw-mode child, ``count`` times."""
+def round_trips(
+    argv: Sequence[str], env: dict[str, str], count: int, warmup: int = 20
+) -> list[float]:
+    """Latency of one typed byte echoed back by a raw-mode child, ``count`` times.
+
+    The first ``warmup`` keys are typed but not counted: right after start the
+    processes are still settling onto CPUs.
+    """
     pid, master = _spawn_on_pty(argv, env)
     ready = b""
     deadline = time.monotonic() + 20
@@ -91,7 +97,7 @@ def round_trips(argv: Sequence[str], env: dict[str, str], count: int) -> list[fl
         os.waitpid(pid, 0)
         raise RuntimeError(f"{argv[0]} never became ready: {ready!r}")
     samples = []
-    for index in range(count):
+    for index in range(warmup + count):
         byte = bytes([0x61 + index % 26])
         start = time.perf_counter()
         os.write(master, byte)
@@ -99,7 +105,8 @@ def round_trips(argv: Sequence[str], env: dict[str, str], count: int) -> list[fl
         while byte not in got:
             select.select([master], [], [], 5)
             got += os.read(master, 4096)
-        samples.append(time.perf_counter() - start)
+        if index >= warmup:
+            samples.append(time.perf_counter() - start)
     os.write(master, b"\x04")
     try:
         while os.read(master, 4096):

@@ -1,0 +1,49 @@
+"""The launcher's diagnostics: one line per event in the state directory, never on the terminal.
+
+The terminal belongs to the command, so anything the launcher has to say while it runs
+goes to ``launcher.log`` beside the state files, kept to about a megabyte.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+
+LOG_NAME = "launcher.log"
+LOG_LIMIT = 1 << 20
+
+
+class LauncherLog:
+    """Appends lines to a file; a log that cannot be written is silently given up."""
+
+    def __init__(self, path: Path | None, session_id: str, clock: Callable[[], float]) -> None:
+        self._path = path
+        self._session_id = session_id
+        self._clock = clock
+        self._fd = -1
+
+    def __call__(self, message: str) -> None:
+        if self._path is None:
+            return
+        stamp = datetime.fromtimestamp(self._clock()).isoformat(timespec="milliseconds")
+        line = f"{stamp} {self._session_id} {' '.join(message.split())}\n"
+        try:
+            if self._fd < 0:
+                self._open(self._path)
+            os.write(self._fd, line.encode("utf-8", "replace"))
+        except OSError:
+            self._path = None
+
+    def _open(self, path: Path) -> None:
+        with contextlib.suppress(OSError):
+            if path.stat().st_size > LOG_LIMIT:
+                os.replace(path, path.with_name(path.name + ".1"))
+        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1

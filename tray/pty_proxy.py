@@ -1,0 +1,439 @@
+"""The loop between the user's terminal and the command's pty, with job control.
+
+There are no threads: signals arrive as bytes on a pipe, and one ``poll()`` waits for
+the user's input, the command's output, signals and timers alike.
+
+Timers are one interval timer (SIGALRM, which lands on the same pipe), armed only when
+the earliest deadline moves earlier, never a poll() timeout. A poll() with a timeout
+sets up and cancels a kernel timer on every sleep, twice per keystroke; in a virtual
+machine that costs several microseconds of each keystroke's round trip, while the
+deadlines here (state file writes, a held query, the drain at the end) change rarely.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import select
+import signal
+import termios
+import time
+
+from tray.launcher_log import LauncherLog
+from tray.protocol.scanner import Scanner
+from tray.session_recorder import SessionRecorder
+from tray.spawn import Spawned, exit_code
+from tray.terminal import RawMode, SignalPipe, get_size, set_size
+
+READ_SIZE = 65536
+# Typed bytes the command has not read yet; past this we stop reading stdin, so a
+# command that never reads cannot make us block or grow without end.
+INPUT_LIMIT = 65536
+# How long a possibly split support query is withheld before it is passed on.
+HELD_WAIT = 0.03
+# After the command exits, a grandchild may still hold the pty open: read until it is
+# closed, or quiet this long, but never longer than the limit.
+DRAIN_SILENCE = 0.1
+DRAIN_LIMIT = 2.0
+# After a hangup, how long we wait for the command to die before leaving anyway.
+HANGUP_WAIT = 2.0
+
+HANGUP_STATUS = 128 + signal.SIGHUP
+
+# In pipe mode the terminal's keys reach us, not the command's pty: pass them on.
+_FORWARDED = frozenset({signal.SIGINT, signal.SIGQUIT, signal.SIGTSTP})
+_IN = select.POLLIN | select.POLLHUP | select.POLLERR
+# setitimer(0) would disarm the timer; a deadline already past fires at once instead.
+_SOONEST = 1e-6
+
+
+class TerminalGoneError(Exception):
+    """The user's terminal went away (SIGHUP, EIO): hang the command up."""
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """Write everything, blocking if need be: a slow terminal slows the command down."""
+    written = 0
+    view: memoryview | None = None
+    while written < len(data):
+        try:
+            if written == 0:
+                written = os.write(fd, data)
+            else:
+                if view is None:
+                    view = memoryview(data)
+                written += os.write(fd, view[written:])
+        except BlockingIOError:
+            # Somebody made our stdout non-blocking; wait the way a blocking write would.
+            waiter = select.poll()
+            waiter.register(fd, select.POLLOUT)
+            waiter.poll()
+
+
+class PtyProxy:
+    """Bytes both ways between the user's terminal and the pty until the command ends.
+
+    ``stdin`` is -1 when there is no input at all; ``stdout`` None when output goes
+    nowhere. ``raw`` is the user's terminal in raw mode, None in pipe mode.
+    """
+
+    def __init__(
+        self,
+        *,
+        stdin: int,
+        stdout: int | None,
+        master: int,
+        spawned: Spawned,
+        signals: SignalPipe,
+        raw: RawMode | None,
+        size_fd: int | None,
+        veof: bytes,
+        tstp_ignored: bool,
+        recorder: SessionRecorder,
+        log: LauncherLog,
+    ) -> None:
+        self._stdin = stdin
+        self._stdout = stdout
+        self._stdin_open = stdin >= 0
+        self._master = master
+        self._spawned = spawned
+        self._signals = signals
+        self._raw = raw
+        self._size_fd = size_fd
+        self._veof = veof
+        self._tstp_ignored = tstp_ignored
+        self._recorder = recorder
+        self._log = log
+        self._scanner = Scanner()
+        self._master_eof = False
+        self._to_child = bytearray()
+        # No input at all: the command sees an empty one.
+        self._eof_pending = not self._stdin_open
+        self._last_input_newline = True
+        self._held_deadline: float | None = None
+        self._status: int | None = None
+        self._drain_deadline = math.inf
+        self._drain_limit = math.inf
+        self._hanging_up = False
+        self._poller = select.poll()
+        self._master_mask = 0
+        self._stdin_mask = 0
+        self._alarm_at = math.inf
+        self._alarm_rang = False
+
+    def run(self) -> int:
+        """Proxy until the command has ended and its output is drained; its status."""
+        try:
+            return self._proxy()
+        finally:
+            self._disarm()
+
+    def close_master(self) -> None:
+        if self._master >= 0:
+            os.close(self._master)
+            self._master = -1
+
+    # ----------------------------------------------------------------- the loop
+
+    def _proxy(self) -> int:
+        os.set_blocking(self._master, False)
+        self._poller.register(self._signals.fileno(), select.POLLIN)
+        self._reap()  # it may have exited before our SIGCHLD handler mattered
+        self._flush_to_child()
+        poll = self._poller.poll
+        try:
+            while True:
+                if self._alarm_rang:
+                    self._alarm_rang = False
+                    self._alarm_at = math.inf
+                    self._on_timers(time.monotonic())
+                if self._status is not None and (
+                    self._master_eof or time.monotonic() >= self._drain_deadline
+                ):
+                    break
+                self._update_poll()
+                self._schedule()
+                for fd, events in poll():
+                    if fd == self._master:
+                        self._on_master(events)
+                    elif fd == self._stdin:
+                        self._on_stdin()
+                    else:
+                        self._on_signals()
+            self._pass_on(self._scanner.flush_held())
+        except TerminalGoneError as reason:
+            return self._hang_up(str(reason))
+        assert self._status is not None
+        return self._status
+
+    def _update_poll(self) -> None:
+        running = not self._master_eof
+        master_mask = (select.POLLIN | (select.POLLOUT if self._to_child else 0)) if running else 0
+        stdin_mask = (
+            select.POLLIN
+            if self._stdin_open
+            and running
+            and self._status is None
+            and len(self._to_child) < INPUT_LIMIT
+            else 0
+        )
+        if master_mask != self._master_mask:
+            self._set_mask(self._master, self._master_mask, master_mask)
+            self._master_mask = master_mask
+        if stdin_mask != self._stdin_mask:
+            self._set_mask(self._stdin, self._stdin_mask, stdin_mask)
+            self._stdin_mask = stdin_mask
+
+    def _set_mask(self, fd: int, old: int, new: int) -> None:
+        if not new:
+            self._poller.unregister(fd)
+        elif old:
+            self._poller.modify(fd, new)
+        else:
+            self._poller.register(fd, new)
+
+    # ----------------------------------------------------------------- timers
+
+    def _deadline(self) -> float:
+        deadline = self._drain_deadline
+        held = self._held_deadline
+        if held is not None and held < deadline:
+            deadline = held
+        write_due = self._recorder.next_write()
+        if write_due is not None and write_due < deadline:
+            deadline = write_due
+        return deadline
+
+    def _schedule(self) -> None:
+        # A deadline that moved later lets the timer ring early; that only costs a look.
+        deadline = self._deadline()
+        if deadline < self._alarm_at:
+            self._alarm_at = deadline
+            delay = max(_SOONEST, deadline - time.monotonic())
+            signal.setitimer(signal.ITIMER_REAL, delay)
+
+    def _disarm(self) -> None:
+        # Before the SIGALRM handler goes, or a late ring would kill us.
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        self._alarm_at = math.inf
+
+    def _on_timers(self, now: float) -> None:
+        if self._held_deadline is not None and now >= self._held_deadline:
+            self._held_deadline = None
+            self._pass_on(self._scanner.flush_held())
+        self._recorder.maybe_persist(now)
+
+    # ----------------------------------------------------------------- bytes
+
+    def _on_master(self, events: int) -> None:
+        if events & select.POLLOUT:
+            self._flush_to_child()
+        if events & _IN:
+            self._read_master()
+
+    def _read_master(self) -> bool:
+        """Pass on one chunk of the command's output; False when there is none now."""
+        try:
+            data = os.read(self._master, READ_SIZE)
+        except BlockingIOError:
+            return False
+        except OSError:  # EIO: no process has the pty open any more
+            data = b""
+        if not data:
+            self._master_eof = True
+            self._to_child.clear()
+            return False
+        result = self._scanner.feed(data)
+        if result.events:
+            answers = self._recorder.apply(result.events)
+            if answers:
+                # Straight into the command's input, ahead of whatever this chunk's
+                # output makes the terminal answer (the DA1 that follows the query).
+                self._to_child += answers
+                self._flush_to_child()
+        if result.output:
+            self._pass_on(result.output)
+        if self._scanner.held:
+            if self._held_deadline is None:
+                self._held_deadline = time.monotonic() + HELD_WAIT
+        else:
+            self._held_deadline = None
+        if self._status is not None:
+            self._drain_deadline = min(self._drain_limit, time.monotonic() + DRAIN_SILENCE)
+        return True
+
+    def _pass_on(self, data: bytes) -> None:
+        if not data or self._stdout is None:
+            return
+        try:
+            _write_all(self._stdout, data)
+        except OSError as error:
+            raise TerminalGoneError(f"writing output: {error.strerror}") from None
+
+    def _on_stdin(self) -> None:
+        try:
+            data = os.read(self._stdin, READ_SIZE)
+        except BlockingIOError:
+            return
+        except OSError:  # EIO from a terminal that hung up
+            data = b""
+        if not data:
+            self._stdin_open = False
+            if self._raw is not None:
+                raise TerminalGoneError("end of input from the terminal")
+            # Like a person pressing Ctrl-D: on an empty line once is enough, after a
+            # partial line the first only ends that line.
+            self._eof_pending = True
+            self._flush_to_child()
+            return
+        self._recorder.typed()
+        self._last_input_newline = data.endswith(b"\n")
+        self._to_child += data
+        self._flush_to_child()
+
+    def _flush_to_child(self) -> None:
+        while True:
+            if not self._to_child:
+                if not self._eof_pending:
+                    return
+                self._eof_pending = False
+                self._to_child += self._veof * (1 if self._last_input_newline else 2)
+            try:
+                written = os.write(self._master, self._to_child)
+            except BlockingIOError:
+                return
+            except OSError:  # the command's side is gone; nobody will read this
+                self._to_child.clear()
+                self._eof_pending = False
+                return
+            del self._to_child[:written]
+
+    # ----------------------------------------------------------------- signals
+
+    def _on_signals(self) -> None:
+        for signum in self._signals.read():
+            if signum == signal.SIGALRM:
+                self._alarm_rang = True
+            elif signum == signal.SIGCHLD:
+                self._reap()
+            elif signum == signal.SIGWINCH:
+                self._copy_size()
+            elif signum == signal.SIGCONT:
+                self._resumed()
+            elif signum == signal.SIGTERM:
+                self._log("SIGTERM: passed on to the command")
+                self._kill(self._spawned.child, signal.SIGTERM)
+            elif signum in _FORWARDED:
+                self._log(f"{signal.Signals(signum).name}: passed on to the foreground group")
+                self._kill_group(self._foreground(), signum)
+            elif signum == signal.SIGHUP:
+                raise TerminalGoneError("SIGHUP")
+
+    def _reap(self) -> None:
+        if self._status is not None:
+            return
+        try:
+            pid, status = os.waitpid(self._spawned.keeper, os.WNOHANG | os.WUNTRACED)
+        except ChildProcessError:  # pragma: no cover - only if someone else reaped it
+            pid, status = self._spawned.keeper, 1 << 8
+        if pid == 0:
+            return
+        if os.WIFSTOPPED(status):
+            self._child_stopped()
+            return
+        self._status = exit_code(status)
+        now = time.monotonic()
+        self._drain_limit = now + DRAIN_LIMIT
+        self._drain_deadline = min(self._drain_limit, now + DRAIN_SILENCE)
+        self._log(f"command exited status={self._status}")
+
+    def _child_stopped(self) -> None:
+        """The command stopped (Ctrl-Z): give the user's shell the terminal, as it would."""
+        if not self._hanging_up and not self._tstp_ignored:
+            self._log("command stopped: suspending")
+            # What the command's pty echoed as it stopped ("^Z") belongs before the
+            # shell's "Stopped" line, as it would appear without us.
+            # Bounded: something outside the stopped group may be writing without end.
+            for _ in range(16):
+                if self._master < 0 or self._master_eof or not self._read_master():
+                    break
+            if self._raw is not None:
+                self._raw.restore()
+            # If our own process group is orphaned (no job-control shell above us), the
+            # kernel discards this SIGTSTP and we simply carry on, as would the command.
+            with self._signals.default(signal.SIGTSTP):
+                os.kill(os.getpid(), signal.SIGTSTP)
+            self._log("resumed")
+            self._resumed()
+        self._continue_child()
+
+    def _resumed(self) -> None:
+        if self._raw is not None:
+            try:
+                self._raw.enter()
+            except (OSError, termios.error):
+                raise TerminalGoneError("terminal unusable on resume") from None
+        self._copy_size()
+
+    def _continue_child(self) -> None:
+        self._kill(self._spawned.keeper, signal.SIGCONT)
+        for group in {self._foreground(), self._spawned.child}:
+            self._kill_group(group, signal.SIGCONT)
+
+    def _copy_size(self) -> None:
+        if self._size_fd is None or self._master < 0:
+            return
+        size = get_size(self._size_fd)
+        if size is not None:
+            with contextlib.suppress(OSError):
+                set_size(self._master, size)
+
+    def _foreground(self) -> int:
+        try:
+            group = os.tcgetpgrp(self._master)
+        except OSError:
+            return self._spawned.child
+        return group if group > 0 else self._spawned.child
+
+    @staticmethod
+    def _kill(pid: int, signum: int) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signum)
+
+    @staticmethod
+    def _kill_group(group: int, signum: int) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(group, signum)
+
+    # ----------------------------------------------------------------- hangup
+
+    def hang_up_child(self) -> None:
+        """Hang the command up as a closing terminal would, and close our end."""
+        if self._status is None:
+            for group in {self._foreground(), self._spawned.child}:
+                self._kill_group(group, signal.SIGHUP)
+                self._kill_group(group, signal.SIGCONT)
+            self._kill(self._spawned.keeper, signal.SIGCONT)
+        self.close_master()
+
+    def _hang_up(self, reason: str) -> int:
+        """The user's terminal is gone: hang the command up, wait a little for its end."""
+        self._log(f"hangup ({reason})")
+        self._disarm()
+        self._hanging_up = True
+        self._stdout = None
+        self.hang_up_child()
+        deadline = time.monotonic() + HANGUP_WAIT
+        waiter = select.poll()
+        waiter.register(self._signals.fileno(), select.POLLIN)
+        self._reap()
+        while self._status is None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self._log("command still running after hangup; leaving it")
+                return HANGUP_STATUS
+            waiter.poll(math.ceil(left * 1000))  # SIGCHLD wakes us
+            self._signals.read()
+            self._reap()
+        return self._status
