@@ -106,14 +106,18 @@ def bus_monitor(session_bus: str, tmp_path: Path) -> Iterator[BusMonitor]:
         monitor.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def trayer(
-    xvfb_display: str, session_bus: str, desktop_dir: Path
+    xvfb_display: str, session_bus: str, tmp_path: Path
 ) -> Iterator[subprocess.Popen[bytes]]:
     """trayer, an XEmbed system tray, at the top right of the Xvfb: 32 px high, white,
-    as wide as its icons. Yields trayer's Popen once it owns _NET_SYSTEM_TRAY_S0."""
+    as wide as its icons. Yields trayer's Popen once it owns _NET_SYSTEM_TRAY_S0.
+
+    A new one for each test: trayer does not always repaint where a killed client's
+    icon was, and a stale icon from an earlier test would fool any test that reads
+    the tray's pixels."""
     env = base_env(DISPLAY=xvfb_display, DBUS_SESSION_BUS_ADDRESS=session_bus)
-    proc = start_trayer(env, desktop_dir / "trayer.log")
+    proc = start_trayer(env, tmp_path / "trayer.log")
     try:
         yield proc
     finally:
