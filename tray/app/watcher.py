@@ -19,6 +19,11 @@ from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 
 SESSION_SUFFIX = ".json"
+
+# Stopping an observer races with its reader thread, and watchdog logs that at ERROR
+# ("queue_events() called when the thread is inactive"). Where nothing configured
+# logging, Python would print it on the user's terminal.
+logging.getLogger("watchdog").addHandler(logging.NullHandler())
 # Opening and reading a file are events too; reacting to them would make every read of
 # the directory trigger the next one.
 CHANGES = frozenset(
