@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
 import re
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from tray import __version__
 from tray.config import ConfigError, load_config
 from tray.demo import DEFAULT_BLOCKED_SECONDS, DEFAULT_STEP_SECONDS, parse_seconds, run_demo
 from tray.environment import Environment
 from tray.protocol.report import Report, ReportError, encode_sequence
-from tray.session import Session
+from tray.session import status_document
 from tray.status_table import format_table
 from tray.store import Dismissal, StateStore, StoreError, expired
 from tray.text import clean_text
@@ -24,8 +23,9 @@ from tray.text import clean_text
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
 
-STATUS_JSON_VERSION = 1
 USAGE_ERROR = 2
+# _LAZY: commands import their modules when they run, so `tray emit` in a script's loop
+# does not pay for the launcher, the tray app's libraries or D-Bus on every call.
 STATUS_FORMATS = ("table", "json", "waybar", "tmux")
 
 _DIGITS = re.compile(r"[0-9]+", re.ASCII)
@@ -277,12 +277,8 @@ def _one_line(text: str) -> str:
 
 
 def _run(command: list[str], name: str | None, env: Environment) -> int:
-    try:
-        launcher = importlib.import_module("tray.launcher")
-    except ImportError as error:
-        env.stderr.write(f"tray run: not available: {_one_line(str(error))}\n")
-        return 1
-    run_session: Callable[[list[str], str | None, Environment], int] = launcher.run_session
+    from tray.launcher import run_session  # noqa: PLC0415 - see _LAZY
+
     return run_session(command, name, env)
 
 
@@ -293,10 +289,9 @@ def _status(args: argparse.Namespace, env: Environment) -> int:
     if args.watch and style == "table":
         raise UsageError("tray status: --watch needs --format json, waybar or tmux")
     if args.watch or style in ("waybar", "tmux"):
-        module = importlib.import_module("tray.statusbar")
-        show: Callable[[str, bool, Environment, Callable[..., dict[str, Any]]], int]
-        show = module.show
-        return show(style, args.watch, env, status_document)
+        from tray.statusbar import show  # noqa: PLC0415 - see _LAZY
+
+        return show(style, args.watch, env)
     keep_ended = load_config(env).sessions.keep_ended
     now = env.clock()
     store = StateStore(env.state_dir())
@@ -318,10 +313,6 @@ def _status(args: argparse.Namespace, env: Environment) -> int:
     else:
         env.stdout.write(format_table(sessions, now, _terminal_width(env)))
     return status
-
-
-def status_document(sessions: Sequence[Session]) -> dict[str, Any]:
-    return {"version": STATUS_JSON_VERSION, "sessions": [s.to_public() for s in sessions]}
 
 
 def _dismiss(args: argparse.Namespace, env: Environment) -> int:
@@ -385,23 +376,20 @@ def _emit(args: argparse.Namespace, env: Environment) -> int:
 
 
 def _app(args: argparse.Namespace, env: Environment) -> int:
-    try:
-        module = importlib.import_module("tray.app.main")
-    except ImportError as error:
-        env.stderr.write(f"tray app: not available: {_one_line(str(error))}\n")
-        return 1
-    run_app: Callable[[Environment], int] = module.run_app
+    from tray.app.main import run_app  # noqa: PLC0415 - see _LAZY
+
     return run_app(env)
 
 
 def _autostart(args: argparse.Namespace, env: Environment) -> int:
-    module = importlib.import_module("tray.autostart")
-    run_autostart: Callable[[str, bool, Environment], int] = module.run_autostart
+    from tray.autostart import run_autostart  # noqa: PLC0415 - see _LAZY
+
     return run_autostart(args.action, args.systemd, env)
 
 
 def _doctor(args: argparse.Namespace, env: Environment) -> int:
-    run_doctor: Callable[[Environment], int] = importlib.import_module("tray.doctor").run_doctor
+    from tray.doctor import run_doctor  # noqa: PLC0415 - see _LAZY
+
     return run_doctor(env)
 
 

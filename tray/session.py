@@ -8,7 +8,7 @@ tray app and the state files all go through :meth:`Session.to_public`,
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -16,6 +16,8 @@ from tray.protocol.records import LASTING, Record, most_urgent
 from tray.protocol.report import KINDS, STATES
 
 FORMAT_VERSION = 1
+# The version of `tray status --json`; a breaking change to its shape bumps it.
+STATUS_VERSION = 1
 SOURCES = ("launcher", "program")
 
 
@@ -208,3 +210,8 @@ def _parse(document: object) -> Session:
         },
         name_given=_expect(data.get("name_given", False), bool, "name_given"),
     )
+
+
+def status_document(sessions: Sequence[Session]) -> dict[str, Any]:
+    """What `tray status --json` prints."""
+    return {"version": STATUS_VERSION, "sessions": [s.to_public() for s in sessions]}

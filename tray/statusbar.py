@@ -29,14 +29,14 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
-from typing import Any, Final, TextIO
+from typing import Final, TextIO
 
 from tray.app.memory import FILE_NAME, load_memory
 from tray.app.overview import FINISHED, IconState, Overview, StateSince, build_overview
 from tray.app.watcher import DirectoryWatcher
 from tray.config import load_config
 from tray.environment import Environment
-from tray.session import Session
+from tray.session import Session, status_document
 from tray.store import Problem, StateStore, expired
 from tray.text import clean_text, cut, escape_markup
 
@@ -69,8 +69,6 @@ TMUX_COLOURS: Final[dict[IconState, str]] = {
 
 TOOLTIP_ROWS: Final = 10
 TOOLTIP_WIDTH: Final = 100
-
-Document = Callable[[Sequence[Session]], dict[str, Any]]
 
 
 # Pure rendering.
@@ -134,13 +132,13 @@ def tmux_line(overview: Overview) -> str:
     return f"#[fg={TMUX_COLOURS[state]}]{short_text(overview, ASCII_SYMBOLS)}#[default]"
 
 
-def render(style: str, overview: Overview, sessions: Sequence[Session], document: Document) -> str:
+def render(style: str, overview: Overview, sessions: Sequence[Session]) -> str:
     if style == "waybar":
         return waybar_line(overview)
     if style == "tmux":
         return tmux_line(overview)
     if style == "json":
-        return json.dumps(document(sessions))
+        return json.dumps(status_document(sessions))
     raise ValueError(f"unknown status bar style {style!r}")
 
 
@@ -289,7 +287,7 @@ def watch(
 # The command.
 
 
-def show(style: str, watching: bool, env: Environment, document: Document) -> int:
+def show(style: str, watching: bool, env: Environment) -> int:
     """Print the status line once, or keep printing it as it changes."""
     log = _stderr_log(env.stderr)
     state_dir = env.state_dir()
@@ -303,12 +301,12 @@ def show(style: str, watching: bool, env: Environment, document: Document) -> in
     def current_line() -> str:
         sessions, overview, problems = source.read(env.clock())
         source.report(problems)
-        return render(style, overview, sessions, document)
+        return render(style, overview, sessions)
 
     if not watching:
         sessions, overview, problems = source.read(env.clock())
         broken = source.report(problems)
-        env.stdout.write(render(style, overview, sessions, document) + "\n")
+        env.stdout.write(render(style, overview, sessions) + "\n")
         return 1 if broken else 0
 
     def emit(text: str) -> None:
