@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from PIL import ImageGrab
 
 from tray.store import StateStore
 
@@ -25,6 +26,8 @@ from .services import BusMonitor, Dunst, base_env
 from .test_doctor import run_on_pty, tray_env
 from .waiting import wait_for
 
+# Set to a file name to keep a screenshot of the demo's ping and icon (for the README).
+SCREENSHOT_VARIABLE = "TRAY_DEMO_SCREENSHOT"
 TIMEOUT = 60.0
 STARTED = re.compile(r"Started the tray app in the background \(pid ([0-9]+)\)")
 
@@ -97,16 +100,27 @@ def test_demo_shows_blocked_once_and_ends_done(
     dunst.close_all()
     env = tray_env(desktop_env, tmp_path)
     started = time.monotonic()
-    result = subprocess.run(
+    demo = subprocess.Popen(
         demo_argv("--step-seconds", "0.2", "--blocked-seconds", "5"),
         env=env,
         cwd=env["HOME"],
         stdin=subprocess.DEVNULL,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=TIMEOUT,
-        check=False,
     )
+    try:
+        bus_monitor.wait_for_notify(1)
+        # While the demo waits for approval: the ping and the amber icon, for the README.
+        shot = os.environ.get(SCREENSHOT_VARIABLE)
+        if shot:
+            ImageGrab.grab(xdisplay=desktop_env["DISPLAY"]).crop((0, 0, 1024, 160)).save(shot)
+        stdout, stderr = demo.communicate(timeout=TIMEOUT)
+    finally:
+        if demo.poll() is None:
+            demo.kill()
+            demo.communicate()
+    result = subprocess.CompletedProcess(demo.args, demo.returncode, stdout, stderr)
     elapsed = time.monotonic() - started
     match = STARTED.search(result.stdout)
     assert match is not None, result.stdout + result.stderr
@@ -142,7 +156,6 @@ def test_demo_shows_blocked_once_and_ends_done(
     wait_for(lambda: not lock_held(state_dir), TIMEOUT, what="the app's lock to be free")
 
 
-@pytest.mark.usefixtures("trayer")
 def _read(path: Path) -> bytes:
     try:
         return path.read_bytes()
@@ -150,6 +163,7 @@ def _read(path: Path) -> bytes:
         return b""
 
 
+@pytest.mark.usefixtures("trayer")
 def test_demo_on_a_terminal_takes_enter_and_reuses_a_running_app(
     desktop_env: dict[str, str], tmp_path: Path, state_dir: Path
 ) -> None:
