@@ -19,6 +19,7 @@ from collections.abc import Callable
 from tray.config import ConfigError, SessionsConfig, load_config
 from tray.environment import Environment
 from tray.launcher_log import LOG_NAME, LauncherLog
+from tray.protocol.scanner import Scanner
 from tray.pty_proxy import PtyProxy
 from tray.session import Session
 from tray.session_recorder import INPUT_WRITE_INTERVAL, WRITE_INTERVAL, SessionRecorder
@@ -46,6 +47,8 @@ __all__ = [
     "run_session",
 ]
 
+# Set for the command: the session it runs in. Seen by a launcher, it means nested.
+SESSION_VARIABLE = "TRAY_SESSION_ID"
 TERMINAL_VARIABLES = (
     "TMUX",
     "TMUX_PANE",
@@ -201,6 +204,9 @@ class Launcher:
                 tstp_ignored=dispositions[signal.SIGTSTP] == signal.SIG_IGN,
                 recorder=self._recorder,
                 log=self._log,
+                # Inside another `tray run`, that launcher would record every report a
+                # second time: the reports stop here.
+                scanner=Scanner(withhold_reports=bool(self._env.environ.get(SESSION_VARIABLE))),
             )
             try:
                 with raw or contextlib.nullcontext():
@@ -239,7 +245,7 @@ class Launcher:
 
     def _child_environ(self) -> dict[str, str]:
         environ = dict(self._env.environ)
-        environ["TRAY_SESSION_ID"] = self._id
+        environ[SESSION_VARIABLE] = self._id
         environ["TRAY_STATE_DIR"] = str(self._state_dir)
         return environ
 

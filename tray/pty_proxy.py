@@ -92,6 +92,7 @@ class PtyProxy:
         tstp_ignored: bool,
         recorder: SessionRecorder,
         log: LauncherLog,
+        scanner: Scanner,
     ) -> None:
         self._stdin = stdin
         self._stdout = stdout
@@ -105,7 +106,7 @@ class PtyProxy:
         self._tstp_ignored = tstp_ignored
         self._recorder = recorder
         self._log = log
-        self._scanner = Scanner()
+        self._scanner = scanner
         self._master_eof = False
         self._to_child = bytearray()
         # No input at all: the command sees an empty one.

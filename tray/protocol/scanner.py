@@ -80,6 +80,13 @@ def _could_be_query(body: bytes) -> bool:
     )
 
 
+def _could_be_report(body: bytes) -> bool:
+    """True while ``body`` may still grow into any OSC 7501 sequence."""
+    if len(body) <= len(REPORT_PREFIX):
+        return REPORT_PREFIX.startswith(body)
+    return body.startswith(REPORT_PREFIX)
+
+
 def _is_query(body: bytes) -> bool:
     return body.startswith(REPORT_PREFIX) and body[len(REPORT_PREFIX) :].strip(_BLANKS) == b"?"
 
@@ -95,11 +102,26 @@ class Scanner:
     is a *candidate*, and its bytes are withheld. The caller releases them with
     :meth:`flush_held` when no more bytes arrive for a short while. At most one sequence
     is ever withheld, so this is bounded by the 4096-byte limit.
+
+    With ``withhold_reports``, every OSC 7501 sequence is a candidate, and a complete
+    one is not forwarded either. That is for a launcher inside another launcher's
+    session, where forwarding would have the outer one record each report again.
     """
 
-    __slots__ = ("_body", "_esc_held", "_held", "_holding", "_mode", "_overflow")
+    __slots__ = (
+        "_body",
+        "_candidate",
+        "_esc_held",
+        "_held",
+        "_holding",
+        "_mode",
+        "_overflow",
+        "_withhold_reports",
+    )
 
-    def __init__(self) -> None:
+    def __init__(self, withhold_reports: bool = False) -> None:
+        self._withhold_reports = withhold_reports
+        self._candidate = _could_be_report if withhold_reports else _could_be_query
         self._mode = _GROUND
         self._body = bytearray()  # bytes after "ESC ]", up to the limit
         self._overflow = False
@@ -209,7 +231,7 @@ class Scanner:
             self._body.clear()
         else:
             self._body += chunk
-        if self._holding and (self._overflow or not _could_be_query(bytes(self._body))):
+        if self._holding and (self._overflow or not self._candidate(bytes(self._body))):
             self._holding = False
             self._release(out)
 
@@ -263,6 +285,11 @@ class Scanner:
                 return
         elif valid and body.startswith(REPORT_PREFIX):
             events.append(RawReport(body[len(REPORT_PREFIX) :]))
+            if self._withhold_reports and self._holding:
+                self._held.clear()
+                self._esc_held = False
+                self._to_ground()
+                return
         elif valid and _is_prompt_mark(body):
             events.append(PromptStart())
         self._release(out)
