@@ -259,6 +259,16 @@ class IconHost:
             self._set_tooltip(overview.tooltip)
             self._push_xorg_requests()
 
+    def reshow(self) -> None:
+        """Hide and show the icon, so the backend looks for a tray host again.
+
+        The xorg backend keeps re-sending its dock request by itself.
+        """
+        if self.backend_name() == "xorg" or not self._ready.is_set():
+            return
+        self._icon.visible = False
+        self._icon.visible = True
+
     def run(self, setup: Callable[[], None] | None = None) -> None:
         """Show the icon and handle its events until :meth:`stop`; main thread only.
 

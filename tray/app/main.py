@@ -38,6 +38,8 @@ from tray.store import StateStore
 # nothing, so only a re-read finds it dead.
 LIVENESS_PERIOD = 2.0
 PAUSE_SECONDS = 3600.0
+# While there is no tray host, how often to look for one.
+HOST_RETRY = 2.0
 LOG_NAME = "app.log"
 
 
@@ -118,6 +120,22 @@ class TrayApp:
     def start(self) -> None:
         self._watcher.start()
         self._worker.start()
+        threading.Thread(target=self._watch_tray_host, name="tray-host", daemon=True).start()
+        self._log.info("icon shown; watching %s", self._store.directory)
+
+    def _watch_tray_host(self) -> None:
+        """Say so when there is no tray to show the icon in, and show it again in one
+        that comes later: a backend that looked once at start-up may miss it."""
+        backend = self._host.backend_name()
+        check = find_tray_host(self._env.environ, backend)
+        if check.status == "ok":
+            return
+        self._log.warning("%s", check.line())
+        while not self._stopping.wait(HOST_RETRY):
+            if find_tray_host(self._env.environ, backend).status == "ok":
+                self._log.info("a tray host appeared; showing the icon there")
+                self._host.reshow()
+                return
 
     def stop(self) -> None:
         self._stopping.set()
@@ -277,12 +295,6 @@ def _open_log(state_dir: Path) -> logging.Logger:
     return log
 
 
-def _warn_without_tray_host(env: Environment, backend: str, log: logging.Logger) -> None:
-    check = find_tray_host(env.environ, backend)
-    if check.status != "ok":
-        log.warning("%s", check.line())
-
-
 def run_app(env: Environment) -> int:
     # GTK's main loop does not return to Python for a KeyboardInterrupt; Ctrl-C on a
     # foreground `tray app` should still end it at once.
@@ -309,8 +321,6 @@ def run_app(env: Environment) -> int:
             "gir1.2-ayatanaappindicator3-0.1"
         )
     app = TrayApp(env, config, log, host, lambda on_click: Notifier("tray", on_click, log))
-    # The icon is useless without a tray to show it in, and nothing else would say so.
-    threading.Thread(target=_warn_without_tray_host, args=(env, backend, log), daemon=True).start()
     try:
         host.run(app.start)
     finally:
