@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from tray.app.policy import PolicySettings
 from tray.environment import Environment
 
 FILE_NAME = "config.toml"
@@ -29,40 +30,15 @@ class ConfigError(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
-class QuietHours:
-    """A daily window in minutes since midnight; ``start > end`` wraps past midnight."""
-
-    start: int
-    end: int
-
-    def contains(self, minute_of_day: int) -> bool:
-        if self.start < self.end:
-            return self.start <= minute_of_day < self.end
-        return minute_of_day >= self.start or minute_of_day < self.end
-
-
-@dataclass(frozen=True, slots=True)
 class SessionsConfig:
     keep_ended: float = 24 * 3600.0
 
 
 @dataclass(frozen=True, slots=True)
-class NotifyConfig:
-    enabled: bool = True
-    states: tuple[str, ...] = NOTIFY_STATES
-    settle: float = 1.0
-    dedup_window: float = 30.0
-    burst: int = 3
-    burst_window: float = 10.0
-    typing_grace: float = 5.0
-    done_after: float = 30.0
-    quiet_hours: QuietHours | None = None
-
-
-@dataclass(frozen=True, slots=True)
 class Config:
     sessions: SessionsConfig = field(default_factory=SessionsConfig)
-    notify: NotifyConfig = field(default_factory=NotifyConfig)
+    # The notification policy's settings, straight: the policy is pure and reads no file.
+    notify: PolicySettings = field(default_factory=PolicySettings)
 
 
 def config_path(env: Environment) -> Path:
@@ -122,12 +98,12 @@ def _parse(document: Mapping[str, Any]) -> Config:
         "notify.",
     )
     base_sessions = SessionsConfig()
-    base_notify = NotifyConfig()
+    base_notify = PolicySettings()
     return Config(
         sessions=SessionsConfig(
             keep_ended=_get(sessions, "sessions.keep_ended", _duration, base_sessions.keep_ended),
         ),
-        notify=NotifyConfig(
+        notify=PolicySettings(
             enabled=_get(notify, "notify.enabled", _boolean, base_notify.enabled),
             states=_get(notify, "notify.states", _states, base_notify.states),
             settle=_get(notify, "notify.settle", _duration, base_notify.settle),
@@ -224,16 +200,16 @@ def _positive_int(value: object) -> int:
     return value
 
 
-def _states(value: object) -> tuple[str, ...]:
+def _states(value: object) -> frozenset[str]:
     expected = f"expected a list of states from {', '.join(map(json.dumps, NOTIFY_STATES))}"
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise ValueError(expected)
     if any(item not in NOTIFY_STATES for item in value):
         raise ValueError(expected)
-    return tuple(state for state in NOTIFY_STATES if state in value)
+    return frozenset(value)
 
 
-def _quiet_hours(value: object) -> QuietHours:
+def _quiet_hours(value: object) -> tuple[int, int]:
     expected = 'expected "HH:MM-HH:MM" with different start and end, such as "22:00-07:30"'
     if not isinstance(value, str):
         raise ValueError(expected)
@@ -247,14 +223,12 @@ def _quiet_hours(value: object) -> QuietHours:
     end = end_hour * 60 + end_minute
     if start == end:
         raise ValueError(expected)
-    return QuietHours(start, end)
+    return start, end
 
 
 __all__ = [
     "Config",
     "ConfigError",
-    "NotifyConfig",
-    "QuietHours",
     "SessionsConfig",
     "load_config",
     "parse_config",

@@ -9,11 +9,10 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from tray.app.policy import PolicySettings, in_quiet_hours
 from tray.config import (
     Config,
     ConfigError,
-    NotifyConfig,
-    QuietHours,
     SessionsConfig,
     load_config,
     parse_config,
@@ -45,7 +44,7 @@ def test_missing_file_gives_the_documented_defaults(tmp_path: Path) -> None:
     assert config.sessions.keep_ended == 24 * 3600
     notify = config.notify
     assert notify.enabled is True
-    assert notify.states == ("blocked", "error", "done")
+    assert notify.states == {"blocked", "error", "done"}
     assert (notify.settle, notify.dedup_window, notify.burst, notify.burst_window) == (
         1.0,
         30.0,
@@ -81,16 +80,16 @@ def test_every_key_is_read(tmp_path: Path) -> None:
     )
     assert load_config(env_for(tmp_path)) == Config(
         sessions=SessionsConfig(keep_ended=7200.0),
-        notify=NotifyConfig(
+        notify=PolicySettings(
             enabled=False,
-            states=("blocked", "done"),
+            states=frozenset({"blocked", "done"}),
             settle=0.5,
             dedup_window=60.0,
             burst=5,
             burst_window=20.0,
             typing_grace=0.75,
             done_after=5400.0,
-            quiet_hours=QuietHours(start=22 * 60 + 30, end=7 * 60),
+            quiet_hours=(22 * 60 + 30, 7 * 60),
         ),
     )
 
@@ -219,8 +218,8 @@ def test_unreadable_path_is_a_config_error(tmp_path: Path) -> None:
 
 def test_states_are_kept_in_canonical_order_without_duplicates() -> None:
     config = parse_config({"notify": {"states": ["done", "error", "done"]}})
-    assert config.notify.states == ("error", "done")
-    assert parse_config({"notify": {"states": []}}).notify.states == ()
+    assert config.notify.states == {"error", "done"}
+    assert parse_config({"notify": {"states": []}}).notify.states == frozenset()
 
 
 @pytest.mark.parametrize(
@@ -228,14 +227,12 @@ def test_states_are_kept_in_canonical_order_without_duplicates() -> None:
     [("22:00-07:30", 1320, 450), ("9:05-17:00", 545, 1020), ("00:00 - 23:59", 0, 1439)],
 )
 def test_quiet_hours_parse(text: str, start: int, end: int) -> None:
-    assert parse_config({"notify": {"quiet_hours": text}}).notify.quiet_hours == QuietHours(
-        start, end
-    )
+    assert parse_config({"notify": {"quiet_hours": text}}).notify.quiet_hours == (start, end)
 
 
 def test_quiet_hours_within_a_day() -> None:
-    hours = QuietHours(start=9 * 60, end=17 * 60)
-    assert [hours.contains(m) for m in (0, 539, 540, 1019, 1020, 1439)] == [
+    hours = (9 * 60, 17 * 60)
+    assert [in_quiet_hours(hours, m) for m in (0, 539, 540, 1019, 1020, 1439)] == [
         False,
         False,
         True,
@@ -246,8 +243,8 @@ def test_quiet_hours_within_a_day() -> None:
 
 
 def test_quiet_hours_wrapping_midnight() -> None:
-    hours = QuietHours(start=22 * 60, end=7 * 60)
-    assert [hours.contains(m) for m in (0, 419, 420, 1319, 1320, 1439)] == [
+    hours = (22 * 60, 7 * 60)
+    assert [in_quiet_hours(hours, m) for m in (0, 419, 420, 1319, 1320, 1439)] == [
         True,
         True,
         False,
@@ -262,6 +259,6 @@ def test_quiet_hours_wrap_is_the_complement_of_the_day_window(
     start: int, end: int, minute: int
 ) -> None:
     assume(start != end)
-    forward = QuietHours(start, end).contains(minute)
-    backward = QuietHours(end, start).contains(minute)
+    forward = in_quiet_hours((start, end), minute)
+    backward = in_quiet_hours((end, start), minute)
     assert forward != backward

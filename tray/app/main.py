@@ -26,7 +26,7 @@ from tray.app.memory import FILE_NAME, forget_missing, load_memory, save_memory
 from tray.app.menu import build_menu
 from tray.app.notifier import Notifier
 from tray.app.overview import AppMemory, Overview, Row, StateSince, build_overview
-from tray.app.policy import NotificationPolicy, Ping, PolicySettings, observe_session
+from tray.app.policy import NotificationPolicy, Ping, observe_session
 from tray.app.watcher import DirectoryWatcher
 from tray.config import Config, load_config
 from tray.doctor import find_tray_host
@@ -46,23 +46,6 @@ LOG_NAME = "app.log"
 def local_minute(timestamp: float) -> int:
     moment = time.localtime(timestamp)
     return moment.tm_hour * 60 + moment.tm_min
-
-
-def policy_settings(config: Config) -> PolicySettings:
-    notify = config.notify
-    return PolicySettings(
-        enabled=notify.enabled,
-        states=frozenset(notify.states),
-        settle=notify.settle,
-        dedup_window=notify.dedup_window,
-        burst=notify.burst,
-        burst_window=notify.burst_window,
-        typing_grace=notify.typing_grace,
-        done_after=notify.done_after,
-        quiet_hours=None
-        if notify.quiet_hours is None
-        else (notify.quiet_hours.start, notify.quiet_hours.end),
-    )
 
 
 class OnceLog:
@@ -102,7 +85,7 @@ class TrayApp:
         self._stopping = threading.Event()
         self._lock = threading.Lock()
         self._watcher = DirectoryWatcher(env.state_dir(), self._changed, log)
-        self._policy = NotificationPolicy(policy_settings(config), env.clock, local_minute)
+        self._policy = NotificationPolicy(config.notify, env.clock, local_minute)
         if self._memory.paused_until is not None:
             self._policy.pause(self._memory.paused_until)
         self._since = StateSince()

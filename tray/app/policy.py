@@ -44,9 +44,16 @@ class PolicySettings:
     burst_window: float = 10.0
     typing_grace: float = 5.0
     done_after: float = 30.0
-    # (start, end) minutes of the local day; wraps past midnight when start >= end,
-    # as config.QuietHours reads it, so equal ends mean the whole day.
+    # (start, end) minutes of the local day; wraps past midnight when start >= end.
     quiet_hours: tuple[int, int] | None = None
+
+
+def in_quiet_hours(hours: tuple[int, int], minute: int) -> bool:
+    """Whether ``minute`` of the day falls in ``hours``; equal ends mean the whole day."""
+    begin, finish = hours
+    if begin < finish:
+        return begin <= minute < finish
+    return minute >= begin or minute < finish
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,13 +306,7 @@ class NotificationPolicy:
 
     def _quiet_at(self, moment: float) -> bool:
         hours = self.settings.quiet_hours
-        if hours is None:
-            return False
-        begin, finish = hours
-        minute = self._local_minute(moment)
-        if begin < finish:
-            return begin <= minute < finish
-        return minute >= begin or minute < finish
+        return hours is not None and in_quiet_hours(hours, self._local_minute(moment))
 
     # -- output -------------------------------------------------------------------------
 
