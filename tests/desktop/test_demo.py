@@ -89,6 +89,20 @@ def demo_argv(*options: str) -> list[str]:
     return [sys.executable, "-m", "tray", "demo", *options]
 
 
+def run_demo(env: dict[str, str], *options: str) -> subprocess.CompletedProcess[str]:
+    """The demo to its end, with no terminal: the timeout answers its question."""
+    return subprocess.run(
+        demo_argv(*options),
+        env=env,
+        cwd=env["HOME"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+
+
 @pytest.mark.usefixtures("trayer")
 def test_demo_shows_blocked_once_and_ends_done(
     desktop_env: dict[str, str],
@@ -219,16 +233,7 @@ def test_demo_on_a_terminal_takes_enter_and_reuses_a_running_app(
 
 def test_demo_without_a_display_says_why(tmp_path: Path, state_dir: Path) -> None:
     env = tray_env(base_env(), tmp_path)
-    result = subprocess.run(
-        demo_argv("--step-seconds", "0", "--blocked-seconds", "0"),
-        env=env,
-        cwd=env["HOME"],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-    )
+    result = run_demo(env, "--step-seconds", "0", "--blocked-seconds", "0")
 
     assert result.returncode == 1
     assert result.stdout == ""
@@ -248,16 +253,7 @@ def test_demo_refuses_bad_durations(
     tmp_path: Path, state_dir: Path, option: str, value: str
 ) -> None:
     env = tray_env(base_env(), tmp_path)
-    result = subprocess.run(
-        demo_argv(option, value),
-        env=env,
-        cwd=env["HOME"],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-    )
+    result = run_demo(env, option, value)
 
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1, result.stderr

@@ -108,10 +108,11 @@ def own_desktop(tmp_path: Path) -> Iterator[Callable[..., Desktop]]:
     procs: list[subprocess.Popen[bytes]] = []
     stoppers: list[Callable[[], None]] = []
 
-    def start(*services: str) -> Desktop:
+    def start(*services: str, activatable: Path | None = None) -> Desktop:
+        """``activatable``: a directory of D-Bus service files the bus may start."""
         xvfb, display = start_xvfb(tmp_path / "xvfb.log")
         procs.append(xvfb)
-        bus, address = start_bus(tmp_path / "bus")
+        bus, address = start_bus(tmp_path / "bus", activatable, base_env(DISPLAY=display))
         procs.append(bus)
         env = base_env(DISPLAY=display, DBUS_SESSION_BUS_ADDRESS=address)
         for service in services:
@@ -211,29 +212,16 @@ def test_no_notification_server(own_desktop: Callable[..., Desktop], tmp_path: P
     assert "XEmbed tray" in found["tray host"][1]
 
 
-def test_a_notification_server_the_bus_can_start_is_enough(tmp_path: Path) -> None:
+def test_a_notification_server_the_bus_can_start_is_enough(
+    own_desktop: Callable[..., Desktop], tmp_path: Path
+) -> None:
     services = tmp_path / "services"
     services.mkdir()
     (services / "org.freedesktop.Notifications.service").write_text(
         "[D-BUS Service]\nName=org.freedesktop.Notifications\nExec=/usr/bin/dunst\n"
     )
-    xvfb, display = start_xvfb(tmp_path / "xvfb.log")
-    try:
-        bus, address = start_bus(tmp_path / "bus", services, base_env(DISPLAY=display))
-        try:
-            trayer = start_trayer(
-                base_env(DISPLAY=display, DBUS_SESSION_BUS_ADDRESS=address),
-                tmp_path / "trayer.log",
-            )
-            try:
-                env = base_env(DISPLAY=display, DBUS_SESSION_BUS_ADDRESS=address)
-                result = run_doctor(tray_env(env, tmp_path))
-            finally:
-                stop_process(trayer)
-        finally:
-            stop_process(bus)
-    finally:
-        stop_process(xvfb)
+    desktop = own_desktop("trayer", activatable=services)
+    result = run_doctor(tray_env(desktop.env, tmp_path))
     found = checks(result.stdout)
     assert found["notification server"] == (
         "ok",
