@@ -11,12 +11,17 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NoReturn
 
 from tray import __version__
+from tray.commands.demo import (
+    DEFAULT_BLOCKED_SECONDS,
+    DEFAULT_STEP_SECONDS,
+    parse_seconds,
+    run_demo,
+)
+from tray.commands.status_table import format_table
 from tray.config import ConfigError, load_config
-from tray.demo import DEFAULT_BLOCKED_SECONDS, DEFAULT_STEP_SECONDS, parse_seconds, run_demo
 from tray.environment import Environment
 from tray.protocol.report import Report, ReportError, encode_sequence
 from tray.session import status_document
-from tray.status_table import format_table
 from tray.store import Dismissal, StateStore, StoreError, expired
 from tray.text import clean_text
 
@@ -277,7 +282,7 @@ def _one_line(text: str) -> str:
 
 
 def _run(command: list[str], name: str | None, env: Environment) -> int:
-    from tray.launcher import run_session  # noqa: PLC0415 - see _LAZY
+    from tray.launcher.run import run_session  # noqa: PLC0415 - see _LAZY
 
     return run_session(command, name, env)
 
@@ -289,7 +294,7 @@ def _status(args: argparse.Namespace, env: Environment) -> int:
     if args.watch and style == "table":
         raise UsageError("tray status: --watch needs --format json, waybar or tmux")
     if args.watch or style in ("waybar", "tmux"):
-        from tray.statusbar import show  # noqa: PLC0415 - see _LAZY
+        from tray.commands.statusbar import show  # noqa: PLC0415 - see _LAZY
 
         return show(style, args.watch, env)
     keep_ended = load_config(env).sessions.keep_ended
@@ -382,13 +387,13 @@ def _app(args: argparse.Namespace, env: Environment) -> int:
 
 
 def _autostart(args: argparse.Namespace, env: Environment) -> int:
-    from tray.autostart import run_autostart  # noqa: PLC0415 - see _LAZY
+    from tray.commands.autostart import run_autostart  # noqa: PLC0415 - see _LAZY
 
     return run_autostart(args.action, args.systemd, env)
 
 
 def _doctor(args: argparse.Namespace, env: Environment) -> int:
-    from tray.doctor import run_doctor  # noqa: PLC0415 - see _LAZY
+    from tray.commands.doctor import run_doctor  # noqa: PLC0415 - see _LAZY
 
     return run_doctor(env)
 

@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from tray.app.policy import PolicySettings
 from tray.environment import Environment
 
 FILE_NAME = "config.toml"
@@ -23,6 +22,28 @@ _BARE_NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _QUIET_HOURS = re.compile(r"(\d{1,2}):(\d{2})\s*-\s*(\d{1,2}):(\d{2})")
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class PolicySettings:
+    enabled: bool = True
+    states: frozenset[str] = frozenset({"blocked", "error", "done"})
+    settle: float = 1.0
+    dedup_window: float = 30.0
+    burst: int = 3
+    burst_window: float = 10.0
+    typing_grace: float = 5.0
+    done_after: float = 30.0
+    # (start, end) minutes of the local day; wraps past midnight when start >= end.
+    quiet_hours: tuple[int, int] | None = None
+
+
+def in_quiet_hours(hours: tuple[int, int], minute: int) -> bool:
+    """Whether ``minute`` of the day falls in ``hours``; equal ends mean the whole day."""
+    begin, finish = hours
+    if begin < finish:
+        return begin <= minute < finish
+    return minute >= begin or minute < finish
 
 
 class ConfigError(ValueError):

@@ -29,9 +29,7 @@ from watchdog.observers import Observer
 
 from tray.app.memory import FILE_NAME, save_memory
 from tray.app.overview import AppMemory, Overview, build_overview
-from tray.protocol.records import Record
-from tray.session import Session
-from tray.statusbar import (
+from tray.commands.statusbar import (
     ASCII_SYMBOLS,
     LIVENESS_PERIOD,
     SYMBOLS,
@@ -43,6 +41,8 @@ from tray.statusbar import (
     watch,
     waybar_line,
 )
+from tray.protocol.records import Record
+from tray.session import Session
 from tray.store import process_start_token
 
 from .conftest import TIMEOUT, Tray, make_record, make_session

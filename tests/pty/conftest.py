@@ -41,7 +41,7 @@ T = TypeVar("T")
 WRITE_LOG_DRIVER = (
     "import json, sys\n"
     "from tray.environment import Environment\n"
-    "from tray.launcher import Launcher\n"
+    "from tray.launcher.run import Launcher\n"
     "log = []\n"
     "def on_write(session, at):\n"
     "    log.append([at, session.to_file()])\n"

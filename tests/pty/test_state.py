@@ -23,7 +23,7 @@ from conftest import (
     wait_for,
 )
 
-from tray.launcher import INPUT_WRITE_INTERVAL, WRITE_INTERVAL
+from tray.launcher.run import INPUT_WRITE_INTERVAL, WRITE_INTERVAL
 from tray.session import Session
 
 MSG = "approve Bash: touch notes.txt"

@@ -1,4 +1,4 @@
-"""tray.terminal on a pty of the test's own: raw mode, sizes, signals as an fd."""
+"""tray.launcher.terminal on a pty of the test's own: raw mode, sizes, signals as an fd."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tray.terminal import (
+from tray.launcher.terminal import (
     RawMode,
     SignalPipe,
     WindowSize,

@@ -21,7 +21,7 @@ from pathlib import Path
 import gi
 import pytest
 
-from tray.autostart import (
+from tray.commands.autostart import (
     LABEL,
     UNIT_NAME,
     RunResult,
@@ -334,7 +334,7 @@ def test_control_characters_are_refused(home: Home) -> None:
 
 
 def test_xdg_round_trip(home: Home, loose_umask: None) -> None:
-    assert run(home, "status") == 0
+    assert run(home, "status") == 1
     assert home.take() == (
         f"XDG autostart entry: not installed ({home.desktop})\n"
         f"systemd user unit: not installed ({home.unit})\n",
@@ -365,14 +365,14 @@ def test_xdg_round_trip(home: Home, loose_umask: None) -> None:
     assert not home.desktop.exists()
     assert run(home, "disable") == 0
     assert home.take()[0] == f"not enabled: there is no {home.desktop} or {home.unit}\n"
-    assert run(home, "status") == 0
+    assert run(home, "status") == 1
     assert home.take()[0].startswith(f"XDG autostart entry: not installed ({home.desktop})\n")
 
 
 def test_status_tells_when_the_entry_runs_another_tray(home: Home) -> None:
     assert run(home, "enable", argv=["/old/venv/bin/tray"]) == 0
     home.take()
-    assert run(home, "status") == 0
+    assert run(home, "status") == 1
     assert home.take()[0].splitlines()[0] == (
         f"XDG autostart entry: {home.desktop} starts /old/venv/bin/tray app, not this tray "
         "(/opt/tray/bin/tray app); 'tray autostart enable' updates it"
@@ -419,7 +419,7 @@ def test_systemd_round_trip(home: Home, loose_umask: None) -> None:
     assert manager.calls[-1] == ["systemctl", "--user", "daemon-reload"]
     assert (manager.known, manager.enabled, manager.active) == (False, False, False)
     assert not home.unit.exists()
-    assert run(home, "status", runner=manager) == 0
+    assert run(home, "status", runner=manager) == 1
     assert home.take()[0].splitlines()[1] == f"systemd user unit: not installed ({home.unit})"
 
 
@@ -520,7 +520,7 @@ def test_launch_agent_round_trip(home: Home, loose_umask: None) -> None:
     assert home.take()[0] == f"disabled: removed {home.agent}\n"
     assert launchd.loaded == {}
     assert not home.agent.exists()
-    assert run(home, "status", platform="darwin", runner=launchd) == 0
+    assert run(home, "status", platform="darwin", runner=launchd) == 1
     assert home.take()[0] == f"LaunchAgent: not installed ({home.agent})\n"
 
 

@@ -6,6 +6,7 @@ reads, and must give exactly the listed outcome, with everything else passed thr
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import random
 from collections.abc import Iterable, Sequence
@@ -25,7 +26,12 @@ from tray.protocol.scanner import (
     Scanner,
 )
 
-CAPTURES = Path(__file__).parents[3] / "shared" / "captures"
+# Byte-identical copies of the project's golden captures, pinned by their sha256 below.
+CAPTURES = Path(__file__).resolve().parents[1] / "data" / "captures"
+CAPTURE_SHA256 = {
+    "claude-code-2.1.328.bin": "ccf0c51a87d6f71ddc9d39358a13e2cdc340154c064676471e2f96ba365ad1b4",
+    "codex-0.169.0.bin": "e91bff7a4bba46319a9a144be266f47cc7623e766e87298a82f91744d77470de",
+}
 
 BEL = b"\x07"
 ST = b"\x1b\\"
@@ -313,12 +319,9 @@ def test_full_reset_removes_every_record_and_soft_resets_change_nothing() -> Non
 
 def capture(name: str) -> bytes:
     path = CAPTURES / name
-    if not path.is_file():
-        pytest.fail(
-            f"golden capture {path} is missing: the shared/ directory must sit beside the "
-            "repository (../shared/captures)"
-        )
-    return path.read_bytes()
+    data = path.read_bytes()
+    assert hashlib.sha256(data).hexdigest() == CAPTURE_SHA256[name], f"{path} was changed"
+    return data
 
 
 def sequence_windows(data: bytes, margin: int = 6) -> list[int]:

@@ -9,11 +9,12 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from tray.app.policy import PolicySettings, in_quiet_hours
 from tray.config import (
     Config,
     ConfigError,
+    PolicySettings,
     SessionsConfig,
+    in_quiet_hours,
     load_config,
     parse_config,
     parse_duration,

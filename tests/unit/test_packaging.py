@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import tray
-from tray.autostart import (
+from tray.commands.autostart import (
     APP_ID,
     DESKTOP_FILE,
     LABEL,

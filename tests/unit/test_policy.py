@@ -12,11 +12,11 @@ from tray.app.policy import (
     NotificationPolicy,
     Observation,
     Ping,
-    PolicySettings,
     observe_session,
     ping_for,
     summary_ping,
 )
+from tray.config import PolicySettings
 from tray.protocol.records import Record
 from tray.session import Session
 

@@ -28,8 +28,8 @@ from tray.app.notifier import Notifier
 from tray.app.overview import AppMemory, Overview, Row, StateSince, build_overview
 from tray.app.policy import NotificationPolicy, Ping, observe_session
 from tray.app.watcher import DirectoryWatcher
+from tray.commands.doctor import find_tray_host
 from tray.config import Config, load_config
-from tray.doctor import find_tray_host
 from tray.environment import Environment
 from tray.session import Session
 from tray.store import StateStore

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Final, Literal
 
 from tray.app.overview import lead_record
+from tray.config import PolicySettings, in_quiet_hours
 from tray.session import Session
 from tray.text import clean_text, format_duration
 
@@ -32,28 +33,6 @@ _BLOCKED_WORDS: Final = {
     None: ("needs you", "Waiting for you"),
 }
 _SUMMARY_LABELS: Final = 5
-
-
-@dataclass(frozen=True, slots=True)
-class PolicySettings:
-    enabled: bool = True
-    states: frozenset[str] = frozenset({"blocked", "error", "done"})
-    settle: float = 1.0
-    dedup_window: float = 30.0
-    burst: int = 3
-    burst_window: float = 10.0
-    typing_grace: float = 5.0
-    done_after: float = 30.0
-    # (start, end) minutes of the local day; wraps past midnight when start >= end.
-    quiet_hours: tuple[int, int] | None = None
-
-
-def in_quiet_hours(hours: tuple[int, int], minute: int) -> bool:
-    """Whether ``minute`` of the day falls in ``hours``; equal ends mean the whole day."""
-    begin, finish = hours
-    if begin < finish:
-        return begin <= minute < finish
-    return minute >= begin or minute < finish
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from tray.launcher_log import LauncherLog
+from tray.launcher.log import LauncherLog
 from tray.protocol.records import RecordTable
 from tray.protocol.report import parse_body
 from tray.protocol.scanner import Event, FullReset, PromptStart, Query, RawReport

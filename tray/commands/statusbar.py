@@ -161,7 +161,7 @@ class _OnceFilter(logging.Filter):
 
 
 def _stderr_log(stream: TextIO) -> logging.Logger:
-    log = logging.getLogger("tray.statusbar")
+    log = logging.getLogger("tray.commands.statusbar")
     log.propagate = False
     log.handlers.clear()
     handler = logging.StreamHandler(stream)

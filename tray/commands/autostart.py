@@ -429,15 +429,20 @@ class Autostart:
         return 0
 
     def status(self) -> int:
+        """0 when an entry starts this tray and 1 when none does, as ``systemctl is-enabled``."""
+        enabled = False
         for entry in self.entries.values():
-            self.say(self.describe(entry))
-        return 0
+            line, starts_this = self.describe(entry)
+            self.say(line)
+            enabled = enabled or starts_this
+        return 0 if enabled else 1
 
-    def describe(self, entry: Entry) -> str:
+    def describe(self, entry: Entry) -> tuple[str, bool]:
+        """One line about ``entry``, and whether it starts this tray."""
         try:
             data = entry.path.read_bytes()
         except FileNotFoundError:
-            return f"{entry.title}: not installed ({entry.path})"
+            return f"{entry.title}: not installed ({entry.path})", False
         installed = entry.command_in(data)
         expected = entry.command_in(entry.content)
         if installed is None:
@@ -461,7 +466,7 @@ class Autostart:
             loaded = self.launchctl_loaded()
             if loaded is not None:
                 line += "; loaded in launchd" if loaded else "; not loaded in launchd"
-        return line
+        return line, installed == expected
 
     def fail(self, what: str, result: RunResult) -> int:
         self.env.stderr.write(

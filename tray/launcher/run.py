@@ -2,8 +2,8 @@
 
 This module sets a run up and tears it down: the state directory and the session's
 file, the pty and its settings, the signals, the command's start. The parts live in
-:mod:`tray.spawn` (keeper and command), :mod:`tray.pty_proxy` (the loop and job
-control) and :mod:`tray.session_recorder` (the state file and its pacing).
+:mod:`tray.launcher.spawn` (keeper and command), :mod:`tray.launcher.proxy` (the loop and job
+control) and :mod:`tray.launcher.recorder` (the state file and its pacing).
 """
 
 from __future__ import annotations
@@ -18,14 +18,11 @@ from collections.abc import Callable
 
 from tray.config import ConfigError, SessionsConfig, load_config
 from tray.environment import Environment
-from tray.launcher_log import LOG_NAME, LauncherLog
-from tray.protocol.scanner import Scanner
-from tray.pty_proxy import PtyProxy
-from tray.session import Session
-from tray.session_recorder import INPUT_WRITE_INTERVAL, WRITE_INTERVAL, SessionRecorder
-from tray.spawn import CANNOT_START, CannotStartError, child_dispositions, exit_code, spawn
-from tray.store import StateStore, StoreError, process_start_token
-from tray.terminal import (
+from tray.launcher.log import LOG_NAME, LauncherLog
+from tray.launcher.proxy import PtyProxy
+from tray.launcher.recorder import INPUT_WRITE_INTERVAL, WRITE_INTERVAL, SessionRecorder
+from tray.launcher.spawn import CANNOT_START, CannotStartError, child_dispositions, exit_code, spawn
+from tray.launcher.terminal import (
     CC,
     IFLAG,
     LFLAG,
@@ -37,6 +34,9 @@ from tray.terminal import (
     set_size,
     size_from_environ,
 )
+from tray.protocol.scanner import Scanner
+from tray.session import Session
+from tray.store import StateStore, StoreError, process_start_token
 
 __all__ = [
     "CANNOT_START",

@@ -146,14 +146,14 @@ def run_demo(env: Environment, step_seconds: float, blocked_seconds: float) -> i
     command = [
         sys.executable,
         "-m",
-        "tray.demo",
+        "tray.commands.demo",
         "--script",
         "--step-seconds",
         repr(step_seconds),
         "--blocked-seconds",
         repr(blocked_seconds),
     ]
-    launcher = importlib.import_module("tray.launcher")
+    launcher = importlib.import_module("tray.launcher.run")
     run_session: Callable[[list[str], str | None, Environment], int] = launcher.run_session
     return run_session(command, SESSION_NAME, env)
 
@@ -244,7 +244,7 @@ def parse_seconds(text: str) -> float:
 
 def main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m tray.demo",
+        prog="python -m tray.commands.demo",
         description="The script `tray demo` runs under `tray run`; use `tray demo` instead.",
     )
     parser.add_argument("--script", action="store_true", required=True)

@@ -27,8 +27,8 @@ from typing import Any, Final, Literal
 
 from tray.app.instance import app_lock_held
 from tray.environment import Environment
+from tray.launcher.terminal import RawMode
 from tray.store import StateStore
-from tray.terminal import RawMode
 from tray.text import clean_text
 
 Status = Literal["ok", "warn", "FAIL"]

@@ -20,11 +20,11 @@ import signal
 import termios
 import time
 
-from tray.launcher_log import LauncherLog
+from tray.launcher.log import LauncherLog
+from tray.launcher.recorder import SessionRecorder
+from tray.launcher.spawn import Spawned, exit_code
+from tray.launcher.terminal import RawMode, SignalPipe, get_size, set_size
 from tray.protocol.scanner import Scanner
-from tray.session_recorder import SessionRecorder
-from tray.spawn import Spawned, exit_code
-from tray.terminal import RawMode, SignalPipe, get_size, set_size
 
 READ_SIZE = 65536
 # Typed bytes the command has not read yet; past this we stop reading stdin, so a

@@ -1,0 +1,1 @@
+"""The commands beside ``run`` and ``app``: status bars, doctor, demo, autostart."""

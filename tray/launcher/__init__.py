@@ -1,0 +1,1 @@
+"""``tray run``: a command on its own pty, its bytes passed through, its reports recorded."""
