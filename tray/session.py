@@ -19,6 +19,14 @@ FORMAT_VERSION = 1
 # The version of `tray status --json`; a breaking change to its shape bumps it.
 STATUS_VERSION = 1
 SOURCES = ("launcher", "program")
+# Whether the user's terminal has this session in front of them, from its focus reports
+# (DEC mode 1004). "unknown" while the program has not turned focus reporting on.
+FOCUS_STATES = ("focused", "unfocused", "unknown")
+# Ways a program asks for attention besides OSC 7501, and a long shell command's end.
+ATTENTION_SOURCES = ("osc9", "osc777", "osc99", "bell", "command")
+ATTENTION_CONDITIONS = ("always", "unfocused", "invisible")
+# The newest attention events a session file keeps; readers find new ones by ``seq``.
+ATTENTION_KEPT = 8
 
 
 class SessionFormatError(ValueError):
@@ -47,6 +55,38 @@ def session_state(
 
 
 @dataclass(frozen=True, slots=True)
+class Attention:
+    """One request for attention: a terminal notification, a bell, or a long command's end.
+
+    ``seq`` grows by one per event in a session, so a reader that remembers the last one
+    it handled knows which are new. ``condition`` is OSC 99's ``o=``: when to show it.
+    ``exit_code`` and ``duration`` are set for a finished shell command, whose command
+    line is the ``title``.
+    """
+
+    seq: int
+    at: float
+    source: str
+    title: str | None = None
+    body: str | None = None
+    condition: str = "always"
+    exit_code: int | None = None
+    duration: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq,
+            "at": self.at,
+            "source": self.source,
+            "title": self.title,
+            "body": self.body,
+            "condition": self.condition,
+            "exit_code": self.exit_code,
+            "duration": self.duration,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class Session:
     id: str
     name: str
@@ -65,6 +105,12 @@ class Session:
     last_input_at: float | None = None
     terminal: Mapping[str, str] = field(default_factory=dict)
     name_given: bool = False  # whether ``name`` came from --name
+    # Additive fields of the contract (see the README's state file section).
+    focus: str = "unknown"
+    focus_since: float | None = None
+    state_since: float | None = None  # since when ``state`` has been what it is
+    attention: tuple[Attention, ...] = ()
+    terminal_progress: int | None = None  # OSC 9;4 progress, for programs without 7501
 
     @property
     def running(self) -> bool:
@@ -103,9 +149,15 @@ class Session:
                     "title": r.title,
                     "msg": r.msg,
                     "updated_at": r.updated_at,
+                    "since": r.since,
                 }
                 for r in self.records
             ],
+            "focus": self.focus,
+            "focus_since": self.focus_since,
+            "state_since": self.state_since,
+            "terminal_progress": self.terminal_progress,
+            "attention": [a.to_json() for a in self.attention],
         }
 
     def to_file(self) -> dict[str, Any]:
@@ -174,6 +226,31 @@ def _record(item: object) -> Record:
         title=_optional(entry.get("title"), str, "title"),
         msg=_optional(entry.get("msg"), str, "msg"),
         updated_at=_time(entry["updated_at"], "record updated_at"),
+        since=_optional_time(entry.get("since"), "record since"),
+    )
+
+
+def _optional_time(value: object, name: str) -> float | None:
+    return None if value is None else _time(value, name)
+
+
+def _attention(item: object) -> Attention:
+    entry = _expect(item, dict, "attention")
+    source = _expect(entry["source"], str, "attention source")
+    if source not in ATTENTION_SOURCES:
+        raise SessionFormatError(f"unknown attention source {source[:20]!r}")
+    condition = _expect(entry.get("condition", "always"), str, "attention condition")
+    if condition not in ATTENTION_CONDITIONS:
+        raise SessionFormatError(f"unknown attention condition {condition[:20]!r}")
+    return Attention(
+        seq=_expect(entry["seq"], int, "attention seq"),
+        at=_time(entry["at"], "attention at"),
+        source=source,
+        title=_optional(entry.get("title"), str, "attention title"),
+        body=_optional(entry.get("body"), str, "attention body"),
+        condition=condition,
+        exit_code=_optional(entry.get("exit_code"), int, "attention exit_code"),
+        duration=_optional_time(entry.get("duration"), "attention duration"),
     )
 
 
@@ -209,7 +286,28 @@ def _parse(document: object) -> Session:
             _expect(k, str, "terminal"): _expect(v, str, "terminal") for k, v in terminal.items()
         },
         name_given=_expect(data.get("name_given", False), bool, "name_given"),
+        focus=_focus(data.get("focus", "unknown")),
+        focus_since=_optional_time(data.get("focus_since"), "focus_since"),
+        state_since=_optional_time(data.get("state_since"), "state_since"),
+        attention=tuple(
+            _attention(item) for item in _expect(data.get("attention", []), list, "attention")
+        )[-ATTENTION_KEPT:],
+        terminal_progress=_progress(data.get("terminal_progress")),
     )
+
+
+def _focus(value: object) -> str:
+    focus = _expect(value, str, "focus")
+    if focus not in FOCUS_STATES:
+        raise SessionFormatError(f"unknown focus {focus[:20]!r}")
+    return str(focus)
+
+
+def _progress(value: object) -> int | None:
+    progress = _optional(value, int, "terminal_progress")
+    if progress is not None and not 0 <= progress <= 100:
+        raise SessionFormatError("terminal_progress out of range")
+    return progress if progress is None else int(progress)
 
 
 def status_document(sessions: Sequence[Session]) -> dict[str, Any]:

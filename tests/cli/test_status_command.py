@@ -19,8 +19,17 @@ from .conftest import Tray
 SESSION_KEYS = [
     "id", "name", "command", "cwd", "pid", "child_pid", "started_at", "updated_at",
     "alive", "exit_code", "state", "source", "records",
+    # Additive fields, after the contract's.
+    "focus", "focus_since", "state_since", "terminal_progress", "attention",
 ]  # fmt: skip
-RECORD_KEYS = ["id", "state", "kind", "progress", "app", "title", "msg", "updated_at"]
+RECORD_KEYS = ["id", "state", "kind", "progress", "app", "title", "msg", "updated_at", "since"]
+ADDITIVE_DEFAULTS = {
+    "focus": "unknown",
+    "focus_since": None,
+    "state_since": None,
+    "terminal_progress": None,
+    "attention": [],
+}
 
 MakeSession = Callable[..., Session]
 MakeRecord = Callable[..., Record]
@@ -88,6 +97,7 @@ def test_json_is_the_contract_shape(
                 "title": None,
                 "msg": "approve Bash: touch notes.txt",
                 "updated_at": now - 1.25,
+                "since": None,
             },
             {
                 "id": "task/1",
@@ -98,8 +108,10 @@ def test_json_is_the_contract_shape(
                 "title": "tests",
                 "msg": None,
                 "updated_at": now - 3.0,
+                "since": None,
             },
         ],
+        **ADDITIVE_DEFAULTS,
     }
     for item in listed["records"]:
         assert list(item) == RECORD_KEYS

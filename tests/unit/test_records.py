@@ -36,18 +36,18 @@ def test_a_report_replaces_its_record_whole() -> None:
     table = RecordTable()
     table.apply(Report("blocked", "t", "permission", 40, "cargo", "Build", "Approve?"), 1.0)
     assert table.records() == [
-        Record("t", "blocked", "permission", 40, "cargo", "Build", "Approve?", 1.0)
+        Record("t", "blocked", "permission", 40, "cargo", "Build", "Approve?", 1.0, 1.0)
     ]
     table.apply(Report("working", "t"), 2.0)
-    assert table.records() == [Record("t", "working", None, None, None, None, None, 2.0)]
+    assert table.records() == [Record("t", "working", None, None, None, None, None, 2.0, 2.0)]
     assert len(table) == 1
 
 
 def test_records_are_separate_per_id() -> None:
     table = table_of(Report("working", "a", app="x"), Report("done", "b", msg="m"))
     assert table.records() == [
-        Record("a", "working", None, None, "x", None, None, 0.0),
-        Record("b", "done", None, None, None, None, "m", 1.0),
+        Record("a", "working", None, None, "x", None, None, 0.0, 0.0),
+        Record("b", "done", None, None, None, None, "m", 1.0, 1.0),
     ]
 
 
@@ -232,6 +232,23 @@ def test_root_done_while_a_child_works_is_working() -> None:
     assert table.state() == "working"
 
 
+def test_since_holds_while_a_record_repeats_itself_and_moves_on_any_change() -> None:
+    table = RecordTable()
+    blocked = Report("blocked", "", "permission", msg="approve?")
+    table.apply(blocked, 1.0)
+    table.apply(blocked, 2.0)
+    assert [(r.updated_at, r.since) for r in table.records()] == [(2.0, 1.0)]
+    table.apply(Report("blocked", "", "permission", msg="approve!"), 3.0)
+    assert [r.since for r in table.records()] == [3.0]
+    # Flapping: every flip is a change, so the prompt is never older than its last flip.
+    for step in range(10):
+        table.apply(blocked if step % 2 else Report("working"), 4.0 + step)
+        assert [r.since for r in table.records()] == [4.0 + step]
+    table.apply(Report("clear"), 20.0)
+    table.apply(blocked, 21.0)
+    assert [r.since for r in table.records()] == [21.0]
+
+
 # --- model-based ----------------------------------------------------------------------------
 
 
@@ -240,6 +257,7 @@ class Entry:
     report: Report
     updated_at: float
     touched: int  # when it was last updated, for eviction
+    since: float  # when it last said something else
 
 
 def under(record_id: str, cleared: str) -> bool:
@@ -267,7 +285,10 @@ class Model:
         if report.id not in self.entries and len(self.entries) == CAPACITY:
             oldest = min(self.entries, key=lambda k: self.entries[k].touched)
             del self.entries[oldest]
-        self.entries[report.id] = Entry(report, now, self.clock)
+        previous = self.entries.get(report.id)
+        same = previous is not None and previous.report == report
+        since = previous.since if previous is not None and same else now
+        self.entries[report.id] = Entry(report, now, self.clock, since)
 
     def app_of(self, record_id: str) -> str | None:
         segments = record_id.split("/") if record_id else []
@@ -288,6 +309,7 @@ class Model:
                 entry.report.title,
                 entry.report.msg,
                 entry.updated_at,
+                entry.since,
             )
             for record_id, entry in sorted(self.entries.items())
         ]

@@ -13,7 +13,17 @@ from hypothesis import strategies as st
 
 from tray.protocol.records import Record
 from tray.protocol.report import KINDS, STATES
-from tray.session import FORMAT_VERSION, Session, SessionFormatError, session_state
+from tray.session import (
+    ATTENTION_CONDITIONS,
+    ATTENTION_KEPT,
+    ATTENTION_SOURCES,
+    FOCUS_STATES,
+    FORMAT_VERSION,
+    Attention,
+    Session,
+    SessionFormatError,
+    session_state,
+)
 
 SETTINGS = settings(max_examples=150, deadline=None)
 
@@ -159,8 +169,14 @@ def test_to_public_has_the_contract_shape() -> None:
                 "title": None,
                 "msg": "approve Bash: touch notes.txt",
                 "updated_at": 1764470012.5,
+                "since": None,
             }
         ],
+        "focus": "unknown",
+        "focus_since": None,
+        "state_since": None,
+        "terminal_progress": None,
+        "attention": [],
     }
     assert json.loads(json.dumps(public)) == public
 
@@ -196,6 +212,21 @@ def records(draw: st.DrawFn) -> Record:
         title=draw(st.one_of(st.none(), texts)),
         msg=draw(st.one_of(st.none(), texts)),
         updated_at=draw(finite),
+        since=draw(st.one_of(st.none(), finite)),
+    )
+
+
+@st.composite
+def attentions(draw: st.DrawFn) -> Attention:
+    return Attention(
+        seq=draw(small_ints),
+        at=draw(finite),
+        source=draw(st.sampled_from(ATTENTION_SOURCES)),
+        title=draw(st.one_of(st.none(), texts)),
+        body=draw(st.one_of(st.none(), texts)),
+        condition=draw(st.sampled_from(ATTENTION_CONDITIONS)),
+        exit_code=draw(st.one_of(st.none(), st.integers(-255, 255))),
+        duration=draw(st.one_of(st.none(), finite)),
     )
 
 
@@ -217,6 +248,11 @@ def sessions(draw: st.DrawFn) -> Session:
         pid_start=draw(st.one_of(st.none(), texts)),
         last_input_at=draw(st.one_of(st.none(), finite)),
         terminal=draw(st.dictionaries(texts, texts, max_size=3)),
+        focus=draw(st.sampled_from(FOCUS_STATES)),
+        focus_since=draw(st.one_of(st.none(), finite)),
+        state_since=draw(st.one_of(st.none(), finite)),
+        attention=tuple(draw(st.lists(attentions(), max_size=ATTENTION_KEPT))),
+        terminal_progress=draw(st.one_of(st.none(), st.integers(0, 100))),
     )
 
 
@@ -237,6 +273,25 @@ def test_round_trip_of_a_whole_session() -> None:
         terminal={"tmux_pane": "%3", "window": "0x1c00007"},
     ).ended(0, 10.0)
     assert Session.from_file(json.loads(json.dumps(session.to_file()))) == session
+
+
+def test_new_fields_are_checked_when_read() -> None:
+    good = valid_document()
+    for key, value in (
+        ("focus", "away"),
+        ("focus_since", "later"),
+        ("terminal_progress", 101),
+        ("attention", [{"seq": 1, "at": 1.0, "source": "fax"}]),
+        ("attention", [{"seq": 1, "at": 1.0, "source": "bell", "condition": "maybe"}]),
+        ("attention", [{"seq": "1", "at": 1.0, "source": "bell"}]),
+    ):
+        with pytest.raises(SessionFormatError):
+            Session.from_file({**good, key: value})
+    # A file from before these fields existed reads with their defaults.
+    for key in ("focus", "focus_since", "state_since", "terminal_progress", "attention"):
+        del good[key]
+    session = Session.from_file(good)
+    assert (session.focus, session.attention, session.terminal_progress) == ("unknown", (), None)
 
 
 def valid_document() -> dict[str, Any]:

@@ -23,6 +23,10 @@ class Record:
     title: str | None
     msg: str | None
     updated_at: float
+    # Since when the record has said what it says now: a report that repeats it does not
+    # move this, any change does. The policy's settle counts from here, so sampling the
+    # state file can never make a flapping prompt look steady.
+    since: float | None = None
 
 
 def _ancestors(record_id: str) -> list[str]:
@@ -44,7 +48,8 @@ class RecordTable:
     __slots__ = ("_records",)
 
     def __init__(self) -> None:
-        self._records: dict[str, tuple[Report, float]] = {}
+        # id -> (report, updated_at, since)
+        self._records: dict[str, tuple[Report, float, float]] = {}
 
     def __len__(self) -> int:
         return len(self._records)
@@ -53,11 +58,14 @@ class RecordTable:
         if report.state == CLEAR:
             self._clear(report.id)
             return
-        if report.id in self._records:
-            del self._records[report.id]
+        since = now
+        previous = self._records.pop(report.id, None)
+        if previous is not None:
+            if previous[0] == report:
+                since = previous[2]
         elif len(self._records) >= CAPACITY:
             del self._records[next(iter(self._records))]
-        self._records[report.id] = (report, now)
+        self._records[report.id] = (report, now, since)
 
     def _clear(self, record_id: str) -> None:
         if not record_id:
@@ -72,7 +80,7 @@ class RecordTable:
 
         Returns whether anything was dropped.
         """
-        doomed = [k for k, (r, _) in self._records.items() if r.state not in LASTING]
+        doomed = [k for k, (r, _, _) in self._records.items() if r.state not in LASTING]
         for key in doomed:
             del self._records[key]
         return bool(doomed)
@@ -86,7 +94,7 @@ class RecordTable:
         """Every record, sorted by id, with app inheritance resolved."""
         result = []
         for record_id in sorted(self._records):
-            report, updated_at = self._records[record_id]
+            report, updated_at, since = self._records[record_id]
             app = report.app
             if app is None:
                 for ancestor in _ancestors(record_id):
@@ -104,9 +112,10 @@ class RecordTable:
                     report.title,
                     report.msg,
                     updated_at,
+                    since,
                 )
             )
         return result
 
     def state(self) -> str | None:
-        return most_urgent([report.state for report, _ in self._records.values()])
+        return most_urgent([entry[0].state for entry in self._records.values()])
