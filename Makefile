@@ -9,7 +9,8 @@ CMD ?= $(SHELL)
 BUILD_DEBS := python3-venv libgirepository1.0-dev libcairo2-dev pkg-config gir1.2-gtk-3.0 \
 	gir1.2-ayatanaappindicator3-0.1
 TEST_DEBS := xvfb x11-utils xdotool dbus-daemon dbus-x11 libnotify-bin dunst trayer tmux \
-	haskell-gtk-sni-tray-utils bsdutils xclip desktop-file-utils appstream
+	haskell-gtk-sni-tray-utils bsdutils xclip desktop-file-utils appstream zsh fish \
+	openssh-server openssh-client
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: setup demo run app test lint bench clean
