@@ -14,15 +14,17 @@ KINDS: Final = ("permission", "question", "auth")
 URGENCY: Final = ("blocked", "error", "working", "done", "idle")
 
 MAX_KEY = 16
+MAX_APP = 32
 MAX_ID = 128
+MAX_ID_SEGMENT = 32
 MAX_ID_SEGMENTS = 8
 MAX_TITLE_ENCODED, MAX_TITLE_DECODED = 256, 192
 MAX_MSG_ENCODED, MAX_MSG_DECODED = 2732, 2048
 
 _KEY = re.compile(rb"[a-z]+")
 _VALUE = re.compile(rb"[A-Za-z0-9_.,+/=-]*")
-_APP = re.compile(r"[A-Za-z0-9_.+-]{1,32}")
-_ID_SEGMENT = r"[A-Za-z0-9_.+-]{1,32}"
+_APP = re.compile(rf"[A-Za-z0-9_.+-]{{1,{MAX_APP}}}")
+_ID_SEGMENT = rf"[A-Za-z0-9_.+-]{{1,{MAX_ID_SEGMENT}}}"
 _ID = re.compile(rf"{_ID_SEGMENT}(?:/{_ID_SEGMENT}){{0,{MAX_ID_SEGMENTS - 1}}}")
 _PROGRESS = re.compile(r"[0-9]+")
 _BASE64 = re.compile(r"[A-Za-z0-9+/]*")
@@ -71,8 +73,32 @@ def _decode_text(value: str, max_decoded: int) -> str | None:
     return text
 
 
-def _decoded_size(value: str) -> int:
-    return len(value.rstrip("=")) * 3 // 4
+def _decoded_size(value: bytes) -> int:
+    """What ``value`` decodes to as base64, counted from its length alone."""
+    return len(value.rstrip(b"=")) * 3 // 4
+
+
+def _breaks_size_limit(key: bytes, value: bytes) -> bool:
+    """Whether this occurrence of ``key`` is over a size limit of protocol.md.
+
+    Sizes are checked on every occurrence, before (and whatever) its content: a size
+    limit protects the reader, so a value that is too big is refused even when a later
+    pair would replace it, or when its bytes would make the pair malformed anyway.
+    """
+    if key == b"app":
+        return len(value) > MAX_APP
+    if key == b"id":
+        segments = value.split(b"/")
+        return (
+            len(value) > MAX_ID
+            or len(segments) > MAX_ID_SEGMENTS
+            or any(len(segment) > MAX_ID_SEGMENT for segment in segments)
+        )
+    if key == b"title":
+        return len(value) > MAX_TITLE_ENCODED or _decoded_size(value) > MAX_TITLE_DECODED
+    if key == b"msg":
+        return len(value) > MAX_MSG_ENCODED or _decoded_size(value) > MAX_MSG_DECODED
+    return False
 
 
 def parse_body(body: bytes) -> Report | None:
@@ -83,25 +109,12 @@ def parse_body(body: bytes) -> Report | None:
         if not sep:
             continue
         key_bytes = key_bytes.strip(_BLANKS)
-        if len(key_bytes) > MAX_KEY:
-            return None
         value_bytes = value_bytes.strip(_BLANKS)
+        if len(key_bytes) > MAX_KEY or _breaks_size_limit(key_bytes, value_bytes):
+            return None
         if _KEY.fullmatch(key_bytes) is None or _VALUE.fullmatch(value_bytes) is None:
             continue
-        key = key_bytes.decode("ascii")
-        value = value_bytes.decode("ascii")
-        # Size limits hold for every occurrence, not only the one that wins.
-        if key == "id" and len(value) > MAX_ID:
-            return None
-        if key == "title" and (
-            len(value) > MAX_TITLE_ENCODED or _decoded_size(value) > MAX_TITLE_DECODED
-        ):
-            return None
-        if key == "msg" and (
-            len(value) > MAX_MSG_ENCODED or _decoded_size(value) > MAX_MSG_DECODED
-        ):
-            return None
-        fields[key] = value
+        fields[key_bytes.decode("ascii")] = value_bytes.decode("ascii")
 
     state = fields.get("state")
     if state is None or (state not in STATES and state != CLEAR):
@@ -169,8 +182,8 @@ def validate(report: Report) -> None:
         )
     if report.id and (len(report.id) > MAX_ID or _ID.fullmatch(report.id) is None):
         raise ReportError(
-            "id must be 1 to 8 segments of [A-Za-z0-9_.+-]{1,32} joined by '/', "
-            f"at most {MAX_ID} bytes"
+            f"id must be 1 to {MAX_ID_SEGMENTS} segments of [A-Za-z0-9_.+-]"
+            f"{{1,{MAX_ID_SEGMENT}}} joined by '/', at most {MAX_ID} bytes"
         )
     if report.kind is not None:
         if report.kind not in KINDS:
@@ -187,7 +200,9 @@ def validate(report: Report) -> None:
         if report.state not in ("working", "blocked"):
             raise ReportError("progress goes only with state working or blocked")
     if report.app is not None and _APP.fullmatch(report.app) is None:
-        raise ReportError("app must be 1 to 32 characters of [A-Za-z0-9_.+-]")
+        # A reader discards a whole report for an app over the size limit, so that
+        # must never leave here as a report that would vanish without a word.
+        raise ReportError(f"app must be 1 to {MAX_APP} characters of [A-Za-z0-9_.+-]")
     for name, text, max_encoded, max_decoded in (
         ("title", report.title, MAX_TITLE_ENCODED, MAX_TITLE_DECODED),
         ("msg", report.msg, MAX_MSG_ENCODED, MAX_MSG_DECODED),
