@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import signal
 import subprocess
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tray.app.notifier import Notifier
+from tray.app.notifier import SNOOZE_ACTION, SNOOZE_LABEL, Notifier
 
 from .services import (
     NOTIFICATIONS,
@@ -64,8 +66,11 @@ def notifier_threads() -> int:
     return sum(thread.name == "tray-notifier" for thread in threading.enumerate())
 
 
-def make_notifier(recorder: Recorder, clicks: list[str]) -> Notifier:
-    return Notifier("tray-test", clicks.append, recorder.log)
+def make_notifier(
+    recorder: Recorder, clicks: list[str], snoozes: list[tuple[str, ...]] | None = None
+) -> Notifier:
+    on_snooze = None if snoozes is None else snoozes.append
+    return Notifier("tray-test", clicks.append, recorder.log, on_snooze=on_snooze)
 
 
 @pytest.fixture
@@ -338,3 +343,148 @@ def test_the_monitor_parser_reads_raw_strings_and_skips_unfinished_calls() -> No
             "app", 5, "", 'say "hi"', "line one\nline two", ["default", ""], {"urgency": 2}, -1
         )
     ]
+
+
+# -- the snooze button ---------------------------------------------------------------------
+
+
+def test_a_notification_with_snooze_ids_has_a_snooze_button(
+    on_dunst: Dunst, bus_monitor: BusMonitor, recorder: Recorder
+) -> None:
+    notifier = make_notifier(recorder, [], [])
+    try:
+        notifier.send("api needs you", "approve", "normal", "session-a", ("session-a",))
+        notifier.send("plain", "no ids to snooze", "normal", "session-b")
+        first, second = bus_monitor.wait_for_notify(2)
+    finally:
+        notifier.close()
+    assert first.actions == ["default", "", SNOOZE_ACTION, SNOOZE_LABEL]
+    assert second.actions == ["default", ""]
+    # Session ids are for the callbacks only; they never go on the bus.
+    assert "session-a" not in bus_monitor.text()
+
+
+def test_without_on_snooze_there_is_no_snooze_button(
+    on_dunst: Dunst, bus_monitor: BusMonitor, recorder: Recorder
+) -> None:
+    notifier = make_notifier(recorder, [])
+    try:
+        notifier.send("api needs you", "approve", "normal", "session-a", ("session-a",))
+        [call] = bus_monitor.wait_for_notify(1)
+    finally:
+        notifier.close()
+    assert call.actions == ["default", ""]
+
+
+def test_a_click_still_focuses_when_the_snooze_button_is_there(
+    on_dunst: Dunst, recorder: Recorder
+) -> None:
+    clicks: list[str] = []
+    snoozes: list[tuple[str, ...]] = []
+    notifier = make_notifier(recorder, clicks, snoozes)
+    try:
+        notifier.send("api needs you", "approve", "normal", "session-a", ("session-a",))
+        wait_for(lambda: on_dunst.count() == 1, what="dunst to show it")
+        on_dunst.action(0)
+        wait_for(lambda: clicks == ["session-a"], what="the click")
+    finally:
+        notifier.close()
+    assert snoozes == []
+
+
+@dataclass
+class MenuDunst:
+    """A dunst of its own whose context menu is a stub dmenu: it keeps what dunst
+    offered and picks the snooze button."""
+
+    dunst: Dunst
+    offered: Path  # what dunst wrote to the menu, one action a line
+
+
+def _wait_owned(env: dict[str, str], proc: subprocess.Popen[bytes]) -> bool:
+    if proc.poll() is not None:
+        raise RuntimeError(f"dunst exited with {proc.returncode}")
+    return name_has_owner(env, NOTIFICATIONS)
+
+
+@pytest.fixture
+def menu_dunst(
+    xvfb_display: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[MenuDunst]:
+    """The shared dunst's menu command cannot be changed, so this one runs on a bus of
+    its own."""
+    bus, address = start_bus(tmp_path / "bus")
+    procs: list[subprocess.Popen[bytes]] = [bus]
+    try:
+        env = base_env(DISPLAY=xvfb_display, DBUS_SESSION_BUS_ADDRESS=address)
+        offered = tmp_path / "offered.txt"
+        menu = tmp_path / "dmenu"
+        menu.write_text(f"#!/bin/sh\ntee {offered} | grep -m 1 -F '{SNOOZE_LABEL}'\n")
+        menu.chmod(0o755)
+        config = tmp_path / "dunstrc"
+        config.write_text(
+            f"[global]\n    dmenu = {menu}\n    idle_threshold = 0\n"
+            "[urgency_normal]\n    timeout = 0\n"
+        )
+        with open(tmp_path / "dunst.log", "wb") as log:
+            proc = subprocess.Popen(
+                ["dunst", "-config", str(config)], env=env, stdout=subprocess.DEVNULL, stderr=log
+            )
+        procs.append(proc)
+        wait_for(lambda: _wait_owned(env, proc), what="dunst on its own bus")
+        monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", address)
+        yield MenuDunst(Dunst(proc, env), offered)
+    finally:
+        for proc in reversed(procs):
+            stop_process(proc)
+
+
+def test_pressing_snooze_hands_the_sessions_to_on_snooze(
+    menu_dunst: MenuDunst, tmp_path: Path, recorder: Recorder
+) -> None:
+    dunst = menu_dunst.dunst
+    monitor = BusMonitor(dunst.env, tmp_path / "monitor.log")
+    clicks: list[str] = []
+    snoozes: list[tuple[str, ...]] = []
+    notifier = make_notifier(recorder, clicks, snoozes)
+    try:
+        notifier.send("2 sessions need you", "api, docs", "critical", "", ("s-api", "s-docs"))
+        [call] = monitor.wait_for_notify(1)
+        wait_for(lambda: dunst.count() == 1, what="dunst to show it")
+        # The context menu lists the buttons; the stub picks "Snooze 1 h".
+        dunst.ctl("context")
+        wait_for(lambda: snoozes == [("s-api", "s-docs")], what="the snooze callback")
+        invoked = re.compile(rf'member=ActionInvoked\n\s+uint32 \d+\n\s+string "{SNOOZE_ACTION}"')
+        wait_for(lambda: invoked.search(monitor.text()), what="ActionInvoked on the bus")
+    finally:
+        notifier.close()
+        monitor.stop()
+    assert call.actions == ["default", "", SNOOZE_ACTION, SNOOZE_LABEL]
+    assert SNOOZE_LABEL in menu_dunst.offered.read_text()
+    assert clicks == []
+    assert recorder.at(logging.ERROR) == []
+
+
+def test_a_failing_on_snooze_is_logged_and_the_notifier_goes_on(
+    menu_dunst: MenuDunst, recorder: Recorder
+) -> None:
+    dunst = menu_dunst.dunst
+
+    def broken(_ids: tuple[str, ...]) -> None:
+        raise RuntimeError("boom")
+
+    clicks: list[str] = []
+    notifier = Notifier("tray-test", clicks.append, recorder.log, on_snooze=broken)
+    try:
+        notifier.send("a", "b", "normal", "k1", ("k1",))
+        wait_for(lambda: dunst.count() == 1, what="dunst to show it")
+        dunst.ctl("context")
+        wait_for(lambda: recorder.at(logging.ERROR), what="the logged failure")
+        dunst.close_all()
+        notifier.send("c", "d", "normal", "k2", ("k2",))
+        wait_for(lambda: dunst.count() == 1, what="the next one")
+        dunst.action(0)
+        wait_for(lambda: clicks == ["k2"], what="the next click")
+    finally:
+        notifier.close()
+    assert recorder.at(logging.ERROR) == ["handling a notification's snooze failed"]

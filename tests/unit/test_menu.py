@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -10,15 +11,22 @@ from typing import Any
 import pytest
 
 from tray.app.menu import (
+    CHILD_INDENT,
+    HEADER_WIDTH,
     MESSAGE_WIDTH,
     NO_SESSIONS,
     PAUSE,
     RESUME,
+    SNOOZE,
+    UNSNOOZE,
+    age_marks,
     build_menu,
+    child_line,
+    clock_time,
     row_header,
     shorten,
 )
-from tray.app.overview import Overview, Row
+from tray.app.overview import ChildRow, Overview, Row
 
 NOW = 10_000.0
 ICON = object()  # stands in for the pystray.Icon that backends pass to actions
@@ -51,8 +59,17 @@ class Recorder:
     def copy_message(self, session_id: str) -> None:
         self.calls.append(("copy_message", session_id))
 
+    def copy_record_message(self, session_id: str, record_id: str) -> None:
+        self.calls.append(("copy_record_message", session_id, record_id))
+
     def focus(self, session_id: str) -> None:
         self.calls.append(("focus", session_id))
+
+    def snooze_hour(self, session_id: str) -> None:
+        self.calls.append(("snooze_hour", session_id))
+
+    def unsnooze(self, session_id: str) -> None:
+        self.calls.append(("unsnooze", session_id))
 
     def clear_finished(self) -> None:
         self.calls.append(("clear_finished",))
@@ -142,13 +159,21 @@ def test_submenu_items_follow_the_row() -> None:
         "Focus": True,
         "Copy message": True,
         "Mark seen": False,
+        SNOOZE: True,
         "Dismiss": False,
     }
 
     other = make_row("b", msg=None, focusable=False, unseen=True, alive=False, state="error")
     submenu = find(build_menu(overview(other), Recorder(), NOW), row_header(other, NOW)).submenu
     enabled = {item.text: item.enabled for item in submenu}
-    assert enabled == {"Focus": False, "Copy message": False, "Mark seen": True, "Dismiss": True}
+    assert enabled == {
+        "Focus": False,
+        "Copy message": False,
+        "Mark seen": True,
+        # An ended session sends nothing more to snooze.
+        SNOOZE: False,
+        "Dismiss": True,
+    }
 
 
 def test_items_run_their_action_for_their_session() -> None:
@@ -157,12 +182,12 @@ def test_items_run_their_action_for_their_session() -> None:
     menu = build_menu(overview(*rows), actions, NOW)
     for row in rows:
         submenu = find(menu, row_header(row, NOW)).submenu
-        for text in ("Focus", "Copy message", "Mark seen", "Dismiss"):
+        for text in ("Focus", "Copy message", "Mark seen", SNOOZE, "Dismiss"):
             find(submenu, text)(ICON)
     assert actions.calls == [
         (name, sid)
         for sid in ("a", "b")
-        for name in ("focus", "copy_message", "mark_seen", "dismiss")
+        for name in ("focus", "copy_message", "mark_seen", "snooze_hour", "dismiss")
     ]
 
 
@@ -223,3 +248,122 @@ def test_long_labels_and_messages_stay_on_one_short_line() -> None:
     assert shorten("a\nb\t c \u202e  ", 60) == "a b c"
     assert shorten("abcdef", 6) == "abcdef"
     assert shorten("abcdefg", 6) == "abcde…"
+
+
+# -- sub-agents and tasks ------------------------------------------------------------------
+
+
+def child(record_id: str, **changes: Any) -> ChildRow:
+    made = ChildRow(
+        record_id=record_id,
+        label=record_id,
+        state="working",
+        kind=None,
+        progress=None,
+        msg=None,
+        since=NOW - 120,
+    )
+    return replace(made, **changes)
+
+
+def test_children_sit_indented_under_their_session_in_order() -> None:
+    kids = (
+        child("t1", label="tests", state="blocked", kind="permission", msg="approve rm -rf build"),
+        child("t2", label="lint", progress=40, since=NOW - 30),
+    )
+    rows = (
+        make_row("a", label="api", children=kids, more_children=3),
+        make_row("b", label="docs", state="working", kind=None, msg=None),
+    )
+    menu = build_menu(overview(*rows), Recorder(), NOW)
+    assert texts(menu)[:5] == [
+        "api — blocked (question) 5m",
+        CHILD_INDENT + "tests — blocked (permission) 2m · approve rm -rf build",
+        CHILD_INDENT + "lint — working 40% 30s",
+        CHILD_INDENT + "and 3 more",
+        "docs — working 5m",
+    ]
+    more = find(menu, CHILD_INDENT + "and 3 more")
+    assert not more.enabled
+    assert more.submenu is None
+
+
+def test_a_child_line_has_focus_and_copy_for_its_own_message() -> None:
+    kids = (child("t1", label="tests", msg="approve rm"), child("t2", label="lint"))
+    actions = Recorder()
+    row = make_row("a", children=kids, focusable=True)
+    menu = build_menu(overview(row), actions, NOW)
+    first = find(menu, child_line(kids[0], NOW)).submenu
+    assert texts(first) == ["approve rm", SEPARATOR, "Focus", "Copy message"]
+    find(first, "Focus")(ICON)
+    find(first, "Copy message")(ICON)
+    second = find(menu, child_line(kids[1], NOW)).submenu
+    assert {item.text: item.enabled for item in second} == {"Focus": True, "Copy message": False}
+    assert actions.calls == [("focus", "a"), ("copy_record_message", "a", "t1")]
+
+    unfocusable = make_row("b", children=kids, focusable=False)
+    menu = build_menu(overview(unfocusable), Recorder(), NOW)
+    assert not find(find(menu, child_line(kids[0], NOW)).submenu, "Focus").enabled
+
+
+def test_child_lines_stay_on_one_short_line() -> None:
+    line = child_line(child("t", label="x" * 200, msg="m" * 200), NOW)
+    assert line.startswith(CHILD_INDENT + "x")
+    assert len(line) <= HEADER_WIDTH
+    assert "— working 2m · m" in line
+    assert (
+        child_line(child("t", label="lint", state="done"), NOW) == CHILD_INDENT + "lint — done 2m"
+    )
+
+
+# -- needs you, progress, snooze ------------------------------------------------------------
+
+
+def test_header_shows_progress_needs_you_and_snooze() -> None:
+    until = NOW + 1800
+    row = make_row(state="working", kind=None, progress=42)
+    assert row_header(row, NOW) == "api · ~/src/api — working 42% 5m"
+    row = make_row(state="working", kind=None, needs_you=True)
+    assert row_header(row, NOW) == "api · ~/src/api — working 5m · needs you"
+    row = make_row(snoozed_until=until)
+    assert row_header(row, NOW) == (
+        f"api · ~/src/api — blocked (question) 5m · snoozed until {clock_time(until)}"
+    )
+
+
+def test_a_long_label_gives_way_to_the_markers() -> None:
+    row = make_row(label="l" * 300, needs_you=True, snoozed_until=NOW + 60)
+    header = row_header(row, NOW)
+    assert len(header) <= HEADER_WIDTH
+    assert header.endswith(f"· needs you · snoozed until {clock_time(NOW + 60)}")
+
+
+def test_clock_time_is_local_hours_and_minutes() -> None:
+    assert clock_time(NOW) == time.strftime("%H:%M", time.localtime(NOW))
+
+
+def test_mark_seen_clears_a_bell() -> None:
+    actions = Recorder()
+    row = make_row("a", state="working", needs_you=True, unseen=False)
+    submenu = find(build_menu(overview(row), actions, NOW), row_header(row, NOW)).submenu
+    mark = find(submenu, "Mark seen")
+    assert mark.enabled
+    mark(ICON)
+    assert actions.calls == [("mark_seen", "a")]
+
+
+def test_a_snoozed_session_offers_unsnooze() -> None:
+    actions = Recorder()
+    row = make_row("a", snoozed_until=NOW + 600)
+    submenu = find(build_menu(overview(row), actions, NOW), row_header(row, NOW)).submenu
+    assert SNOOZE not in texts(submenu)
+    unsnooze = find(submenu, UNSNOOZE)
+    assert unsnooze.enabled
+    unsnooze(ICON)
+    assert actions.calls == [("unsnooze", "a")]
+
+
+def test_age_marks_cover_sessions_and_children() -> None:
+    kids = (child("t1", since=NOW - 125), child("t2", since=NOW - 5))
+    rows = (make_row("a", since=NOW - 300, children=kids), make_row("b", since=NOW - 59))
+    assert age_marks(overview(*rows), NOW) == (5, 2, 0, 0)

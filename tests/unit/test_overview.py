@@ -9,15 +9,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tray.app.overview import (
+    CHILDREN_SHOWN,
     AppMemory,
+    ChildRow,
     Overview,
+    Row,
     StateSince,
     build_overview,
     estimated_since,
     session_label,
 )
 from tray.protocol.records import Record
-from tray.session import Session
+from tray.session import Attention, Session
 
 NOW = 10_000.0
 
@@ -30,8 +33,11 @@ def record(
     app: str | None = None,
     msg: str | None = None,
     at: float = 100.0,
+    title: str | None = None,
+    progress: int | None = None,
+    since: float | None = None,
 ) -> Record:
-    return Record(record_id, state, kind, None, app, None, msg, at)
+    return Record(record_id, state, kind, progress, app, title, msg, at, since)
 
 
 def session(
@@ -45,6 +51,9 @@ def session(
     started_at: float = 50.0,
     updated_at: float = 100.0,
     terminal: Mapping[str, str] | None = None,
+    attention: tuple[Attention, ...] = (),
+    last_input_at: float | None = None,
+    terminal_progress: int | None = None,
 ) -> Session:
     return Session(
         id=session_id,
@@ -61,6 +70,9 @@ def session(
         records=records,
         terminal=terminal or {},
         name_given=name_given,
+        attention=attention,
+        last_input_at=last_input_at,
+        terminal_progress=terminal_progress,
     )
 
 
@@ -426,3 +438,167 @@ def test_overview_properties(specs: list[tuple[str, bool, bool]]) -> None:
     assert (result.tooltip == "Nothing needs you") == (expected == "calm")
     leading = [row.state == "blocked" for row in result.rows]
     assert leading == sorted(leading, reverse=True)
+
+
+# -- sub-agents and tasks ------------------------------------------------------------------
+
+
+def only_row(*sessions: Session, memory: AppMemory | None = None, now: float = NOW) -> Row:
+    (row,) = build_overview(sessions, memory or AppMemory(), {}, now).rows
+    return row
+
+
+def test_children_are_the_records_below_the_root_most_urgent_first() -> None:
+    s = session(
+        "s1",
+        record("working", msg="root"),
+        record("done", "a", title="lint", msg="clean", at=300.0),
+        record("working", "b", at=200.0, since=150.0, progress=40),
+        record("blocked", "c", kind="permission", msg="approve rm", at=400.0),
+        record("blocked", "d", at=100.0),
+        record("done", "e", at=500.0),
+        record("idle", "f/g", title="  \u202e", at=600.0),
+    )
+    row = only_row(s)
+    assert row.state == "blocked"
+    assert [child.record_id for child in row.children] == ["d", "c", "b", "e", "a", "f/g"]
+    assert row.more_children == 0
+    children = {child.record_id: child for child in row.children}
+    assert children["a"] == ChildRow("a", "lint", "done", None, None, "clean", 300.0)
+    assert children["b"] == ChildRow("b", "b", "working", None, 40, None, 150.0)
+    assert children["c"].kind == "permission"
+    assert children["c"].msg == "approve rm"
+    # A title with nothing visible in it names the record by its id.
+    assert children["f/g"].label == "f/g"
+
+
+def test_the_session_line_keeps_the_most_urgent_state_and_its_message() -> None:
+    s = session(
+        "s1",
+        record("working", msg="root works", at=90.0),
+        record("blocked", "task", kind="question", msg="which branch?", at=95.0),
+    )
+    row = only_row(s)
+    assert (row.state, row.kind, row.msg) == ("blocked", "question", "which branch?")
+    assert row.message() == "which branch?"
+    assert row.message("task") == "which branch?"
+    assert row.message("missing") is None
+
+
+def test_children_are_bounded_with_a_count_of_the_rest() -> None:
+    records = [record("working", f"t{i:02}", at=100.0 + i) for i in range(CHILDREN_SHOWN + 3)]
+    records.append(record("error", "zz", msg="boom"))
+    row = only_row(session("s1", record("working"), *records))
+    assert len(row.children) == CHILDREN_SHOWN
+    assert row.more_children == 4
+    # The failure comes first, then the freshest working ones.
+    assert [c.record_id for c in row.children[:3]] == ["zz", "t10", "t09"]
+    assert row.message("zz") == "boom"
+
+
+def test_a_session_without_children_has_none() -> None:
+    assert only_row(session("s1", record("working"))).children == ()
+    assert only_row(session("s1")).children == ()
+
+
+def test_an_ended_session_keeps_only_children_that_outlive_it() -> None:
+    s = session(
+        "s1",
+        record("done"),
+        record("working", "a"),
+        record("error", "b", msg="crashed"),
+        record("blocked", "c"),
+        alive=False,
+        exit_code=0,
+    )
+    row = only_row(s)
+    assert [c.record_id for c in row.children] == ["b"]
+    assert row.state == "error"
+
+
+# -- a bell needs you ----------------------------------------------------------------------
+
+
+def bell(at: float, seq: int = 1, source: str = "bell") -> Attention:
+    return Attention(seq=seq, at=at, source=source)
+
+
+@pytest.mark.parametrize(
+    ("attention", "typed", "seen", "expected"),
+    [
+        ((), None, None, False),
+        ((bell(500.0),), None, None, True),
+        ((bell(500.0),), 400.0, None, True),
+        ((bell(500.0),), 500.0, None, False),
+        ((bell(500.0),), 600.0, None, False),
+        ((bell(500.0),), None, 500.0, False),
+        ((bell(500.0),), 100.0, 499.0, True),
+        # The newest bell counts, whatever order the file lists them in.
+        ((bell(700.0, 2), bell(300.0, 1)), 500.0, None, True),
+        ((bell(300.0, 1), bell(400.0, 2)), 500.0, None, False),
+        # Terminal notifications and finished commands tell news; they ask for no one.
+        ((bell(500.0, 1, "osc9"),), None, None, False),
+        ((bell(500.0, 1, "command"),), None, None, False),
+        ((bell(500.0, 1, "osc777"), bell(200.0, 2)), 300.0, None, False),
+    ],
+)
+def test_needs_you_after_a_bell(
+    attention: tuple[Attention, ...], typed: float | None, seen: float | None, expected: bool
+) -> None:
+    s = session("s1", attention=attention, last_input_at=typed)
+    memory = AppMemory(seen={} if seen is None else {"s1": seen})
+    assert only_row(s, memory=memory).needs_you is expected
+
+
+def test_a_bell_from_a_program_that_is_gone_needs_no_one() -> None:
+    s = session("s1", alive=False, exit_code=0, attention=(bell(500.0),))
+    assert only_row(s).needs_you is False
+
+
+def test_a_session_that_rang_comes_right_after_blocked_ones() -> None:
+    sessions = [
+        session("working", record("working")),
+        session("error", record("error")),
+        session("rang", record("working"), attention=(bell(500.0),)),
+        session("blocked", record("blocked")),
+    ]
+    ids = [row.session_id for row in overview(*sessions).rows]
+    assert ids == ["blocked", "rang", "error", "working"]
+    # The icon and the tooltip still speak of blocked sessions only.
+    assert overview(sessions[2]).icon_state == "working"
+
+
+# -- progress ------------------------------------------------------------------------------
+
+
+def test_a_launcher_session_shows_the_terminals_progress() -> None:
+    assert only_row(session("s1", terminal_progress=42)).progress == 42
+    assert only_row(session("s1")).progress is None
+    ended = session("s1", alive=False, exit_code=0, terminal_progress=42)
+    assert only_row(ended).progress is None
+
+
+def test_a_program_session_shows_its_lead_records_progress() -> None:
+    s = session("s1", record("working", progress=70), terminal_progress=10)
+    assert only_row(s).progress == 70
+    s = session("s1", record("working"), terminal_progress=10)
+    assert only_row(s).progress is None
+
+
+# -- snooze --------------------------------------------------------------------------------
+
+
+def test_a_snoozed_session_says_until_when() -> None:
+    s = session("s1", record("blocked"))
+    memory = AppMemory(snoozed={"s1": NOW + 600, "other": NOW + 600})
+    assert only_row(s, memory=memory).snoozed_until == NOW + 600
+    assert only_row(s, memory=AppMemory(snoozed={"s1": NOW})).snoozed_until is None
+    assert only_row(s).snoozed_until is None
+
+
+def test_overview_finds_a_row_by_session() -> None:
+    result = overview(session("a", record("working")), session("b", record("done")))
+    found = result.row("b")
+    assert found is not None
+    assert found.state == "done"
+    assert result.row("c") is None

@@ -1,21 +1,31 @@
-"""Sessions to the tray menu: one submenu per session, then the app's own items."""
+"""Sessions to the tray menu: one submenu per session, its sub-agents and tasks indented
+under it, then the app's own items."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from tray.app.overview import Overview, Row
-from tray.text import clean_text, cut, format_age
+from tray.app.overview import ChildRow, Overview, Row
+from tray.text import cells, clean_text, cut, format_age
 
 if TYPE_CHECKING:
     import pystray
 
 MESSAGE_WIDTH = 60
 HEADER_WIDTH = 80
+# A long label gives way first, so the state and the markers after it stay readable.
+LABEL_MIN_WIDTH = 16
 NO_SESSIONS = "No sessions"
 PAUSE = "Pause notifications for an hour"
 RESUME = "Resume notifications"
+SNOOZE = "Snooze for an hour"
+UNSNOOZE = "Unsnooze"
+NEEDS_YOU = "needs you"
+# Child lines sit in the top-level menu, so the indent is what ties them to their
+# session; the arrow keeps that visible where a menu trims leading spaces.
+CHILD_INDENT = "    ↳ "
 
 
 class MenuActions(Protocol):
@@ -30,7 +40,13 @@ class MenuActions(Protocol):
 
     def copy_message(self, session_id: str) -> None: ...
 
+    def copy_record_message(self, session_id: str, record_id: str) -> None: ...
+
     def focus(self, session_id: str) -> None: ...
+
+    def snooze_hour(self, session_id: str) -> None: ...
+
+    def unsnooze(self, session_id: str) -> None: ...
 
     def clear_finished(self) -> None: ...
 
@@ -49,18 +65,58 @@ def shorten(text: str, width: int) -> str:
     return cut(clean_text(text), width)
 
 
+def clock_time(timestamp: float) -> str:
+    """Local "14:05"; snoozes last an hour, so the day goes without saying."""
+    return time.strftime("%H:%M", time.localtime(timestamp))
+
+
+def _state_words(state: str, kind: str | None, progress: int | None) -> str:
+    words = state
+    if kind:
+        words += f" ({kind})"
+    if progress is not None:
+        words += f" {progress}%"
+    return words
+
+
 def _state_text(row: Row) -> str:
-    state = row.state or ("running" if row.alive else "ended")
-    if row.kind:
-        state += f" ({row.kind})"
+    state = _state_words(row.state or ("running" if row.alive else "ended"), row.kind, row.progress)
     if not row.alive and row.state is not None:
         state += ", ended"
     return state
 
 
+def _with_label(label: str, tail: str, width: int) -> str:
+    tail = clean_text(tail)
+    room = max(width - cells(tail) - 1, LABEL_MIN_WIDTH)
+    return cut(f"{shorten(label, room)} {tail}", width)
+
+
 def row_header(row: Row, now: float) -> str:
-    """ "<label> — <state>[ (<kind>)] <age>", the line naming a session's submenu."""
-    return shorten(f"{row.label} — {_state_text(row)} {format_age(now - row.since)}", HEADER_WIDTH)
+    """ "<label> — <state>[ (<kind>)][ N%] <age>[ · needs you][ · snoozed until HH:MM]",
+    the line naming a session's submenu."""
+    tail = f"— {_state_text(row)} {format_age(now - row.since)}"
+    if row.needs_you:
+        tail += f" · {NEEDS_YOU}"
+    if row.snoozed_until is not None:
+        tail += f" · snoozed until {clock_time(row.snoozed_until)}"
+    return _with_label(row.label, tail, HEADER_WIDTH)
+
+
+def child_line(child: ChildRow, now: float) -> str:
+    """ "    ↳ <title or id> — <state>[ (<kind>)][ N%] <age>[ · <message>]"."""
+    tail = f"— {_state_words(child.state, child.kind, child.progress)}"
+    tail += f" {format_age(now - child.since)}"
+    if child.msg:
+        tail += f" · {child.msg}"
+    width = HEADER_WIDTH - cells(CHILD_INDENT)
+    # The message may be cut; the title, state and age come first and stay.
+    head = f"{shorten(child.label, LABEL_MIN_WIDTH * 2)} {clean_text(tail)}"
+    return CHILD_INDENT + cut(head, width)
+
+
+def more_line(count: int) -> str:
+    return f"{CHILD_INDENT}and {count} more"
 
 
 def _run(callback: Callable[[], None]) -> Callable[[Any, Any], None]:
@@ -71,19 +127,60 @@ def _run(callback: Callable[[], None]) -> Callable[[Any, Any], None]:
     return action
 
 
+def _message_items(pystray_: Any, msg: str | None) -> list[Any]:
+    if not msg:
+        return []
+    return [
+        pystray_.MenuItem(shorten(msg, MESSAGE_WIDTH), None, enabled=False),
+        pystray_.Menu.SEPARATOR,
+    ]
+
+
 def _row_items(pystray_: Any, row: Row, actions: MenuActions) -> list[Any]:
     item, sid = pystray_.MenuItem, row.session_id
-    items: list[Any] = []
-    if row.msg:
-        items += [item(shorten(row.msg, MESSAGE_WIDTH), None, enabled=False)]
-        items += [pystray_.Menu.SEPARATOR]
-    items += [
+    if row.snoozed_until is not None:
+        snooze = item(UNSNOOZE, _run(lambda: actions.unsnooze(sid)))
+    else:
+        # An ended session sends nothing more to snooze.
+        snooze = item(SNOOZE, _run(lambda: actions.snooze_hour(sid)), enabled=row.alive)
+    return [
+        *_message_items(pystray_, row.msg),
         item("Focus", _run(lambda: actions.focus(sid)), enabled=row.focusable),
         item("Copy message", _run(lambda: actions.copy_message(sid)), enabled=bool(row.msg)),
-        item("Mark seen", _run(lambda: actions.mark_seen(sid)), enabled=row.unseen),
+        item(
+            "Mark seen",
+            _run(lambda: actions.mark_seen(sid)),
+            enabled=row.unseen or row.needs_you,
+        ),
+        snooze,
         item("Dismiss", _run(lambda: actions.dismiss(sid)), enabled=not row.alive),
     ]
-    return items
+
+
+def _child_items(pystray_: Any, row: Row, child: ChildRow, actions: MenuActions) -> list[Any]:
+    item, sid, rid = pystray_.MenuItem, row.session_id, child.record_id
+    return [
+        *_message_items(pystray_, child.msg),
+        # A sub-agent has no terminal of its own: Focus raises its session's.
+        item("Focus", _run(lambda: actions.focus(sid)), enabled=row.focusable),
+        item(
+            "Copy message",
+            _run(lambda: actions.copy_record_message(sid, rid)),
+            enabled=bool(child.msg),
+        ),
+    ]
+
+
+def _session_entries(pystray_: Any, row: Row, actions: MenuActions, now: float) -> list[Any]:
+    item, menu = pystray_.MenuItem, pystray_.Menu
+    entries = [item(row_header(row, now), menu(*_row_items(pystray_, row, actions)))]
+    for child in row.children:
+        entries.append(
+            item(child_line(child, now), menu(*_child_items(pystray_, row, child, actions)))
+        )
+    if row.more_children:
+        entries.append(item(more_line(row.more_children), None, enabled=False))
+    return entries
 
 
 def _toggle_pause(actions: MenuActions) -> None:
@@ -91,6 +188,16 @@ def _toggle_pause(actions: MenuActions) -> None:
         actions.resume()
     else:
         actions.pause_hour()
+
+
+def age_marks(overview: Overview, now: float) -> tuple[int, ...]:
+    """Every age the menu shows, in whole minutes: the menu needs rebuilding when one
+    of them moves, even if the overview itself is unchanged."""
+    marks: list[int] = []
+    for row in overview.rows:
+        marks.append(int((now - row.since) // 60))
+        marks.extend(int((now - child.since) // 60) for child in row.children)
+    return tuple(marks)
 
 
 def build_menu(overview: Overview, actions: MenuActions, now: float) -> pystray.Menu:
@@ -109,7 +216,7 @@ def build_menu(overview: Overview, actions: MenuActions, now: float) -> pystray.
         sid = first.session_id
         entries.append(item("Focus", _run(lambda: actions.focus(sid)), default=True, visible=False))
     for row in overview.rows:
-        entries.append(item(row_header(row, now), pystray.Menu(*_row_items(pystray, row, actions))))
+        entries += _session_entries(pystray, row, actions, now)
     if not overview.rows:
         entries.append(item(NO_SESSIONS, None, enabled=False))
     finished = any(row.state in FINISHED or not row.alive for row in overview.rows)

@@ -18,10 +18,10 @@ import contextlib
 import logging
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from desktop_notifier import DesktopNotifier, Urgency
+from desktop_notifier import Button, DesktopNotifier, Urgency
 
 from tray.text import clean_text, escape_markup
 
@@ -45,6 +45,9 @@ QUEUE_LIMIT = 64
 CLOSE_TIMEOUT = 5.0
 # How long a server started by D-Bus activation may take to claim its name.
 ACTIVATION_TIMEOUT = 10.0
+# The snooze button: its action key on the bus, and its label.
+SNOOZE_ACTION = "snooze"
+SNOOZE_LABEL = "Snooze 1 h"
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +56,7 @@ class _Pending:
     body: str
     urgency: Urgency
     key: str
+    snooze: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,11 +70,19 @@ class _NoServerError(Exception):
 
 
 class Notifier:
-    """Shows notifications; ``on_click(key)`` runs on the notifier's thread."""
+    """Shows notifications; ``on_click(key)`` and ``on_snooze(session_ids)`` run on the
+    notifier's thread."""
 
-    def __init__(self, app_name: str, on_click: Callable[[str], None], log: logging.Logger) -> None:
+    def __init__(
+        self,
+        app_name: str,
+        on_click: Callable[[str], None],
+        log: logging.Logger,
+        on_snooze: Callable[[tuple[str, ...]], None] | None = None,
+    ) -> None:
         self._app_name = app_name
         self._on_click = on_click
+        self._on_snooze = on_snooze
         self._log = log
         self._desktop = self._new_desktop_notifier()
         self._bus: MessageBus | None = None
@@ -83,11 +95,15 @@ class Notifier:
         self._thread = threading.Thread(target=self._run, name="tray-notifier", daemon=True)
         self._thread.start()
 
-    def send(self, title: str, body: str, urgency: str, key: str) -> None:
+    def send(
+        self, title: str, body: str, urgency: str, key: str, snooze: Sequence[str] = ()
+    ) -> None:
         """Queue one notification; returns at once and never raises for delivery trouble.
 
         ``urgency`` is "low", "normal" or "critical". ``key`` never leaves the process:
-        it only comes back through ``on_click``.
+        it only comes back through ``on_click``. With ``snooze`` (session ids) and an
+        ``on_snooze``, the notification has a "Snooze 1 h" button that hands those ids
+        to ``on_snooze``; they never leave the process either.
         """
         level = URGENCIES.get(urgency)
         if level is None:
@@ -95,7 +111,7 @@ class Notifier:
         if self._closed:
             self._log.debug("notifier closed; dropping a notification")
             return
-        pending = _Pending(clean_text(title), clean_text(body), level, key)
+        pending = _Pending(clean_text(title), clean_text(body), level, key, tuple(snooze))
         try:
             self._loop.call_soon_threadsafe(self._enqueue, pending)
         except RuntimeError:  # the loop closed between the check and the call
@@ -153,10 +169,22 @@ class Notifier:
         server = await self._find_server()
         body = escape_markup(pending.body) if server.markup else pending.body
         dispatched: list[bool] = []
+        buttons = []
+        if pending.snooze and self._on_snooze is not None:
+            # A fixed identifier, not desktop-notifier's random one: the action key is
+            # what the server and any script driving it see.
+            buttons.append(
+                Button(
+                    SNOOZE_LABEL,
+                    on_pressed=lambda: self._snoozed(pending.snooze),
+                    identifier=SNOOZE_ACTION,
+                )
+            )
         await self._desktop.send(
             pending.title,
             body,
             urgency=pending.urgency,
+            buttons=buttons,
             on_clicked=lambda: self._clicked(pending.key),
             on_dispatched=lambda: dispatched.append(True),
         )
@@ -183,6 +211,14 @@ class Notifier:
             self._on_click(key)
         except Exception:
             self._log.exception("handling a notification click failed")
+
+    def _snoozed(self, session_ids: tuple[str, ...]) -> None:
+        if self._on_snooze is None:
+            return
+        try:
+            self._on_snooze(session_ids)
+        except Exception:
+            self._log.exception("handling a notification's snooze failed")
 
     def _new_desktop_notifier(self) -> DesktopNotifier:
         # No app icon: desktop-notifier's default is the Python logo.

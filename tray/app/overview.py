@@ -7,7 +7,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
-from tray.protocol.records import Record
+from tray.protocol.records import LASTING, Record
+from tray.protocol.report import URGENCY
 from tray.session import Session
 from tray.text import clean_text
 
@@ -16,6 +17,13 @@ IconState = Literal["calm", "working", "done", "error", "blocked"]
 FINISHED: Final = frozenset({"done", "error"})
 # Terminal variables the launcher records that let the tray raise the session.
 FOCUS_KEYS: Final = ("TMUX_PANE", "WINDOWID")
+# Attention a program asks for by ringing: it wants the person at the keyboard. A
+# terminal notification or a finished shell command tells news instead, and the
+# policy's notification covers those.
+NEEDS_YOU_SOURCES: Final = frozenset({"bell"})
+# A menu with dozens of sub-agents per session would bury every other session.
+CHILDREN_SHOWN: Final = 8
+SNOOZE_SECONDS: Final = 3600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +34,21 @@ class AppMemory:
     seen: Mapping[str, float] = field(default_factory=dict)
     dismissed: frozenset[str] = frozenset()
     paused_until: float | None = None
+    # session id -> time until which its notifications are snoozed
+    snoozed: Mapping[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ChildRow:
+    """One child record (a sub-agent, a task) as the menu shows it under its session."""
+
+    record_id: str
+    label: str  # its title, else its id; one clean line
+    state: str
+    kind: str | None
+    progress: int | None
+    msg: str | None
+    since: float  # when the record began saying what it says now
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +65,17 @@ class Row:
     exit_code: int | None
     unseen: bool  # finished (done or error) and not yet marked seen
     focusable: bool  # the launcher recorded a tmux pane or an X11 window
+    progress: int | None = None  # the lead record's, else the terminal's (OSC 9;4)
+    needs_you: bool = False  # it rang after the person last typed into it or looked
+    snoozed_until: float | None = None  # only while the snooze lasts
+    children: tuple[ChildRow, ...] = ()  # the most urgent ones, at most CHILDREN_SHOWN
+    more_children: int = 0  # the ones left out of ``children``
+
+    def message(self, record_id: str = "") -> str | None:
+        """The message the menu shows for the session (``""``) or one shown child."""
+        if not record_id:
+            return self.msg
+        return next((c.msg for c in self.children if c.record_id == record_id), None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +84,9 @@ class Overview:
     blocked_count: int
     tooltip: str
     rows: tuple[Row, ...]  # most urgent first
+
+    def row(self, session_id: str) -> Row | None:
+        return next((row for row in self.rows if row.session_id == session_id), None)
 
 
 def lead_record(session: Session) -> Record | None:
@@ -134,13 +171,76 @@ def _unseen(state: str | None, since: float, seen_until: float) -> bool:
     return state in FINISHED and since > seen_until
 
 
-def build_row(session: Session, memory: AppMemory, since: Mapping[str, float]) -> Row:
+def _record_since(record: Record) -> float:
+    return record.updated_at if record.since is None else record.since
+
+
+def _child_order(record: Record) -> tuple[int, float, str]:
+    # As for sessions: the longest wait first when blocked, the freshest news otherwise.
+    since = _record_since(record)
+    return (URGENCY.index(record.state), since if record.state == "blocked" else -since, record.id)
+
+
+def _optional_text(text: str | None) -> str | None:
+    return (clean_text(text) or None) if text else None
+
+
+def child_rows(session: Session) -> tuple[tuple[ChildRow, ...], int]:
+    """The session's child records, most urgent first and at most CHILDREN_SHOWN of
+    them, and how many were left out. A session whose program is gone keeps only the
+    records that outlive it, as its state does."""
+    records = [r for r in session.records if r.id]
+    if not session.running:
+        records = [r for r in records if r.state in LASTING]
+    records.sort(key=_child_order)
+    shown = tuple(
+        ChildRow(
+            record_id=r.id,
+            label=_optional_text(r.title) or clean_text(r.id) or r.id,
+            state=r.state,
+            kind=r.kind,
+            progress=r.progress,
+            msg=_optional_text(r.msg),
+            since=_record_since(r),
+        )
+        for r in records[:CHILDREN_SHOWN]
+    )
+    return shown, len(records) - len(shown)
+
+
+def needs_you(session: Session, seen_until: float) -> bool:
+    """Whether the session rang after the person last typed into it or marked it seen.
+
+    A program that is gone can no longer be answered, so its bell no longer counts.
+    """
+    if not session.running:
+        return False
+    rung = max((a.at for a in session.attention if a.source in NEEDS_YOU_SOURCES), default=None)
+    if rung is None or rung <= seen_until:
+        return False
+    return session.last_input_at is None or rung > session.last_input_at
+
+
+def row_progress(session: Session, leader: Record | None) -> int | None:
+    if leader is not None:
+        return leader.progress
+    # A program that never spoke OSC 7501 may still draw a progress bar in the
+    # terminal; it means nothing once the program is gone.
+    if session.source == "launcher" and session.running:
+        return session.terminal_progress
+    return None
+
+
+def build_row(session: Session, memory: AppMemory, since: Mapping[str, float], now: float) -> Row:
     state = session.state
     entered = since.get(session.id)
     if entered is None:
         entered = estimated_since(session)
     leader = lead_record(session)
     msg = clean_text(leader.msg) if leader is not None and leader.msg else None
+    seen_until = memory.seen.get(session.id, -math.inf)
+    snoozed = memory.snoozed.get(session.id)
+    children, more = child_rows(session)
     return Row(
         session_id=session.id,
         label=session_label(session),
@@ -150,25 +250,32 @@ def build_row(session: Session, memory: AppMemory, since: Mapping[str, float]) -
         msg=msg or None,
         alive=session.alive,
         exit_code=session.exit_code,
-        unseen=_unseen(state, entered, memory.seen.get(session.id, -math.inf)),
+        unseen=_unseen(state, entered, seen_until),
         focusable=any(session.terminal.get(key) for key in FOCUS_KEYS),
+        progress=row_progress(session, leader),
+        needs_you=needs_you(session, seen_until),
+        snoozed_until=snoozed if snoozed is not None and snoozed > now else None,
+        children=children,
+        more_children=more,
     )
 
 
 def _rank(row: Row) -> int:
     if row.state == "blocked":
         return 0
-    if row.state == "error" and row.unseen:
+    if row.needs_you:
         return 1
-    if row.state == "working":
+    if row.state == "error" and row.unseen:
         return 2
-    if row.state == "done" and row.unseen:
+    if row.state == "working":
         return 3
-    if row.state in FINISHED:
+    if row.state == "done" and row.unseen:
         return 4
-    if row.state == "idle":
+    if row.state in FINISHED:
         return 5
-    return 6
+    if row.state == "idle":
+        return 6
+    return 7
 
 
 def _order(row: Row) -> tuple[int, float, str, str]:
@@ -188,10 +295,11 @@ def build_overview(
     now: float,
 ) -> Overview:
     """Dismissed sessions are left out entirely. ``since`` comes from :class:`StateSince`;
-    a session missing from it falls back to :func:`estimated_since`."""
+    a session missing from it falls back to :func:`estimated_since`. Snoozes come from
+    ``memory.snoozed``; one that has run out by ``now`` is not shown."""
     rows = tuple(
         sorted(
-            (build_row(s, memory, since) for s in sessions if s.id not in memory.dismissed),
+            (build_row(s, memory, since, now) for s in sessions if s.id not in memory.dismissed),
             key=_order,
         )
     )
