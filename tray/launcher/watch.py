@@ -1,0 +1,180 @@
+"""Pure: what a launcher learns from the bytes besides OSC 7501.
+
+From the program's output: whether it has focus reporting on, its cursor position
+queries, its bells and notifications (OSC 9, 777, 99), its progress (OSC 9;4), its working
+directory (OSC 7) and its shell's commands (OSC 133, 633). From the user's terminal:
+focus in and out, and which input is the user's own typing rather than a terminal's reply.
+
+No I/O and no clock of its own: every call is given the time.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+
+from tray.protocol.attention import (
+    CommandTracker,
+    KittyAssembler,
+    Notification,
+    Progress,
+    PromptMark,
+    parse_osc7,
+    parse_osc9,
+    parse_osc133,
+    parse_osc633,
+    parse_osc777,
+)
+from tray.protocol.scanner import Bell, CursorQuery, Event, FocusReporting, FullReset, Osc
+from tray.protocol.terminal_input import InputEvents, InputScanner
+from tray.session import ATTENTION_KEPT, Attention
+
+# A program that rings without pause is one request for attention, not thousands.
+BELL_QUIET = 1.0
+_SOURCES = {9: "osc9", 777: "osc777", 99: "osc99"}
+
+
+class TerminalWatch:
+    """Focus, typing and attention for one session; ``changed`` says a write is due."""
+
+    def __init__(self, hostname: str, done_after: float) -> None:
+        self._hostname = hostname
+        self._done_after = done_after
+        self._input = InputScanner()
+        self._kitty = KittyAssembler()
+        self._commands = CommandTracker()
+        self._attention: deque[Attention] = deque(maxlen=ATTENTION_KEPT)
+        self._seq = 0
+        self._last_bell = -float("inf")
+        self.focus = "unknown"
+        self.focus_since: float | None = None
+        self.last_input_at: float | None = None
+        self.cwd: str | None = None
+        self.terminal_progress: int | None = None
+        # Set by anything a reader of the state file should see soon; typing alone is not.
+        self.changed = False
+
+    @property
+    def attention(self) -> tuple[Attention, ...]:
+        return tuple(self._attention)
+
+    @property
+    def input_pending(self) -> bool:
+        """Input ended inside a possible sequence: :meth:`input_paused` settles it."""
+        return self._input.pending
+
+    # -- the user's side ----------------------------------------------------------------
+
+    def input(self, data: bytes, now: float) -> bool:
+        """Bytes from the user's terminal; True when they held the user's own typing."""
+        return self._took(self._input.feed(data), now)
+
+    def input_paused(self, now: float) -> bool:
+        """No more input came for a while: a lone ESC was a key after all."""
+        return self._took(self._input.flush(), now)
+
+    def _took(self, events: InputEvents, now: float) -> bool:
+        for direction in events.focus:
+            self._set_focus("focused" if direction == "in" else "unfocused", now)
+        if events.typing:
+            self.last_input_at = now
+        return events.typing
+
+    def _set_focus(self, focus: str, now: float) -> None:
+        if focus != self.focus:
+            self.focus = focus
+            self.focus_since = now
+            self.changed = True
+
+    # -- the program's side -------------------------------------------------------------
+
+    def output(self, events: Iterable[Event], now: float) -> None:
+        for event in events:
+            if isinstance(event, Osc):
+                self._osc(event, now)
+            elif isinstance(event, Bell):
+                if now >= self._last_bell + BELL_QUIET:
+                    self._add(Attention(self._seq + 1, now, "bell"))
+                self._last_bell = now
+            elif isinstance(event, FocusReporting):
+                self._input.focus_reporting = event.on
+                if not event.on:
+                    self._set_focus("unknown", now)
+            elif isinstance(event, CursorQuery):
+                self._input.cursor_queried()
+            elif isinstance(event, FullReset):
+                self._input.reset_cursor_queries()
+
+    def program_ended(self, now: float) -> None:
+        """Its modes die with it: nothing tells us about focus any more."""
+        self._input.focus_reporting = False
+        self._input.reset_cursor_queries()
+        self._set_focus("unknown", now)
+
+    def _osc(self, event: Osc, now: float) -> None:
+        number, payload = event.number, event.payload
+        if number == 9:
+            parsed = parse_osc9(payload)
+            if isinstance(parsed, Progress):
+                self._progress(parsed)
+            elif parsed is not None:
+                self._notify(parsed, now)
+        elif number == 777:
+            note = parse_osc777(payload)
+            if note is not None:
+                self._notify(note, now)
+        elif number == 99:
+            note = self._kitty.feed(payload)
+            if note is not None:
+                self._notify(note, now)
+        elif number == 7:
+            path = parse_osc7(payload, self._hostname)
+            if path is not None and path != self.cwd:
+                self.cwd = path
+                self.changed = True
+        elif number in (133, 633):
+            mark = parse_osc133(payload) if number == 133 else parse_osc633(payload)
+            if mark is not None:
+                self._mark(mark, now)
+
+    def _progress(self, progress: Progress) -> None:
+        if progress.state in ("remove", "indeterminate"):
+            value = None
+        else:
+            # Error and paused keep the bar where it was: neither is the session failing.
+            value = progress.value if progress.value is not None else self.terminal_progress
+        if value != self.terminal_progress:
+            self.terminal_progress = value
+            self.changed = True
+
+    def _notify(self, note: Notification, now: float) -> None:
+        self._add(
+            Attention(
+                self._seq + 1,
+                now,
+                _SOURCES[note.source],
+                title=note.title or None,
+                body=note.body or None,
+                condition=note.condition,
+            )
+        )
+
+    def _mark(self, mark: PromptMark, now: float) -> None:
+        finished = self._commands.feed(mark, now)
+        if finished is None or finished.duration < self._done_after:
+            return  # short commands leave no trace
+        self._add(
+            Attention(
+                self._seq + 1,
+                now,
+                "command",
+                title=finished.cmdline,
+                exit_code=finished.exit_status,
+                duration=finished.duration,
+            )
+        )
+
+    def _add(self, attention: Attention) -> None:
+        self._seq = attention.seq
+        self._attention.append(attention)
+        self.changed = True
