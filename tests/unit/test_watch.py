@@ -125,7 +125,8 @@ def test_long_shell_commands_finish_as_attention_and_short_ones_leave_nothing() 
     assert watch.attention == ()
     feed(watch, b"\x1b]133;A\x07\x1b]133;C;cmdline_url=make%20all\x07", 20.0)
     feed(watch, b"\x1b]133;D;0\x07", 61.0)
-    (finished,) = watch.attention
+    assert len(watch.attention) == 1
+    finished = watch.attention[0]
     assert (finished.source, finished.title, finished.exit_code, finished.duration) == (
         "command",
         "make all",
@@ -142,12 +143,13 @@ def test_attention_is_bounded() -> None:
     assert watch.attention[-1].seq == 3 * ATTENTION_KEPT
 
 
+REPLIES = [DA1_REPLY, OSC11_REPLY, b"\x1b[?1;2$y", b"\x1b[?7u", b"\x1bP>|xterm\x1b\\"]
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(
-        st.sampled_from(
-            [DA1_REPLY, OSC11_REPLY, b"\x1b[?1;2$y", b"\x1b[?7u", b"\x1bP>|xterm\x1b\\"]
-        ),
+        st.sampled_from(REPLIES),
         max_size=8,
     ),
     st.integers(0, 200),
