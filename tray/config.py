@@ -36,6 +36,9 @@ class PolicySettings:
     done_after: float = 30.0
     # (start, end) minutes of the local day; wraps past midnight when start >= end.
     quiet_hours: tuple[int, int] | None = None
+    when_focused: bool = False
+    terminal_notifications: bool = True
+    remind: float = 300.0  # 0 turns reminders off
 
 
 def in_quiet_hours(hours: tuple[int, int], minute: int) -> bool:
@@ -55,11 +58,40 @@ class SessionsConfig:
     keep_ended: float = 24 * 3600.0
 
 
+# The contract's defaults: agents with sessions of their own, and full-screen or
+# open-ended programs whose end is no news.
+DEFAULT_WRAP = (
+    "claude",
+    "codex",
+    "pi",
+    "crush",
+    "gemini",
+    "opencode",
+    "aider",
+    "goose",
+    "amp",
+    "cursor-agent",
+    "copilot",
+)
+DEFAULT_IGNORE = ("vim", "nvim", "less", "man", "ssh", "tmux", "watch", "top", "htop")
+# Names end up as shell function names and in shell code: nothing a shell would parse.
+_COMMAND_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")
+
+
+@dataclass(frozen=True, slots=True)
+class ShellConfig:
+    """``[shell]``: commands ``tray init`` runs under ``tray run``, and ones never reported."""
+
+    wrap: tuple[str, ...] = DEFAULT_WRAP
+    ignore: tuple[str, ...] = DEFAULT_IGNORE
+
+
 @dataclass(frozen=True, slots=True)
 class Config:
     sessions: SessionsConfig = field(default_factory=SessionsConfig)
     # The notification policy's settings, straight: the policy is pure and reads no file.
     notify: PolicySettings = field(default_factory=PolicySettings)
+    shell: ShellConfig = field(default_factory=ShellConfig)
 
 
 def config_path(env: Environment) -> Path:
@@ -99,7 +131,7 @@ class _BadKeyError(Exception):
 
 
 def _parse(document: Mapping[str, Any]) -> Config:
-    _no_unknown_keys(document, ("sessions", "notify"), "")
+    _no_unknown_keys(document, ("sessions", "notify", "shell"), "")
     sessions = _table(document, "sessions")
     notify = _table(document, "notify")
     _no_unknown_keys(sessions, ("keep_ended",), "sessions.")
@@ -115,6 +147,9 @@ def _parse(document: Mapping[str, Any]) -> Config:
             "typing_grace",
             "done_after",
             "quiet_hours",
+            "when_focused",
+            "terminal_notifications",
+            "remind",
         ),
         "notify.",
     )
@@ -134,8 +169,34 @@ def _parse(document: Mapping[str, Any]) -> Config:
             typing_grace=_get(notify, "notify.typing_grace", _duration, base_notify.typing_grace),
             done_after=_get(notify, "notify.done_after", _duration, base_notify.done_after),
             quiet_hours=_get(notify, "notify.quiet_hours", _quiet_hours, None),
+            when_focused=_get(notify, "notify.when_focused", _boolean, base_notify.when_focused),
+            terminal_notifications=_get(
+                notify,
+                "notify.terminal_notifications",
+                _boolean,
+                base_notify.terminal_notifications,
+            ),
+            remind=_get(notify, "notify.remind", _duration, base_notify.remind),
         ),
+        shell=_parse_shell(_table(document, "shell")),
     )
+
+
+def _parse_shell(shell: Mapping[str, Any]) -> ShellConfig:
+    _no_unknown_keys(shell, ("wrap", "ignore"), "shell.")
+    return ShellConfig(
+        wrap=_get(shell, "shell.wrap", _command_names, DEFAULT_WRAP),
+        ignore=_get(shell, "shell.ignore", _command_names, DEFAULT_IGNORE),
+    )
+
+
+def _command_names(value: object) -> tuple[str, ...]:
+    expected = 'expected a list of command names such as ["claude", "codex"]'
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ValueError(expected)
+    if not all(_COMMAND_NAME.fullmatch(item) for item in value):
+        raise ValueError(expected)
+    return tuple(dict.fromkeys(value))
 
 
 def _no_unknown_keys(table: Mapping[str, Any], known: tuple[str, ...], prefix: str) -> None:
@@ -251,6 +312,7 @@ __all__ = [
     "Config",
     "ConfigError",
     "SessionsConfig",
+    "ShellConfig",
     "load_config",
     "parse_config",
     "parse_duration",

@@ -53,6 +53,11 @@ def test_missing_file_gives_the_documented_defaults(tmp_path: Path) -> None:
         10.0,
     )
     assert (notify.typing_grace, notify.done_after, notify.quiet_hours) == (5.0, 30.0, None)
+    assert (notify.when_focused, notify.terminal_notifications, notify.remind) == (
+        False,
+        True,
+        300.0,
+    )
 
 
 def test_empty_file_gives_the_defaults(tmp_path: Path) -> None:
@@ -77,6 +82,9 @@ def test_every_key_is_read(tmp_path: Path) -> None:
         typing_grace = "750ms"
         done_after = "1h30m"
         quiet_hours = "22:30-07:00"
+        when_focused = true
+        terminal_notifications = false
+        remind = "10m"
         """,
     )
     assert load_config(env_for(tmp_path)) == Config(
@@ -91,6 +99,9 @@ def test_every_key_is_read(tmp_path: Path) -> None:
             typing_grace=0.75,
             done_after=5400.0,
             quiet_hours=(22 * 60 + 30, 7 * 60),
+            when_focused=True,
+            terminal_notifications=False,
+            remind=600.0,
         ),
     )
 
@@ -164,6 +175,14 @@ def test_every_unit_scales(amount: int, unit: str) -> None:
         ('[notify]\nquiet_hours = "22:60-07:00"', "notify.quiet_hours", '"22:60-07:00"'),
         ('[notify]\nquiet_hours = "07:00-07:00"', "notify.quiet_hours", '"07:00-07:00"'),
         ("[notify]\nquiet_hours = 22", "notify.quiet_hours", "22"),
+        ('[notify]\nwhen_focused = "no"', "notify.when_focused", '"no"'),
+        ("[notify]\nwhen_focused = 0", "notify.when_focused", "0"),
+        ("[notify]\nterminal_notifications = 1", "notify.terminal_notifications", "1"),
+        ('[notify]\nterminal_notifications = "off"', "notify.terminal_notifications", '"off"'),
+        ('[notify]\nremind = "soon"', "notify.remind", '"soon"'),
+        ("[notify]\nremind = -5", "notify.remind", "-5"),
+        ("[notify]\nremind = false", "notify.remind", "false"),
+        ("[notify]\nremind_after = 1", "notify.remind_after", None),
         ("[notify]\nsetle = 1", "notify.setle", None),
         ("[sessions]\nkeep = 1", "sessions.keep", None),
         ("[notfy]\nsettle = 1", "notfy", None),
@@ -263,3 +282,83 @@ def test_quiet_hours_wrap_is_the_complement_of_the_day_window(
     forward = in_quiet_hours((start, end), minute)
     backward = in_quiet_hours((end, start), minute)
     assert forward != backward
+
+
+# [shell]: what `tray init` wraps and which long commands it never reports.
+
+
+def test_shell_defaults_are_the_contracts() -> None:
+    shell = parse_config({}).shell
+    assert shell.wrap == (
+        "claude",
+        "codex",
+        "pi",
+        "crush",
+        "gemini",
+        "opencode",
+        "aider",
+        "goose",
+        "amp",
+        "cursor-agent",
+        "copilot",
+    )
+    assert shell.ignore == ("vim", "nvim", "less", "man", "ssh", "tmux", "watch", "top", "htop")
+
+
+def test_shell_lists_replace_the_defaults_in_order_without_repeats() -> None:
+    shell = parse_config({"shell": {"wrap": ["codex", "c++", "codex"], "ignore": []}}).shell
+    assert shell.wrap == ("codex", "c++")
+    assert shell.ignore == ()
+    assert parse_config({"shell": {"ignore": ["emacs"]}}).shell.wrap == Config().shell.wrap
+
+
+@pytest.mark.parametrize(
+    ("table", "key"),
+    [
+        ({"wrap": "claude"}, "shell.wrap"),
+        ({"wrap": ["claude", 1]}, "shell.wrap"),
+        ({"wrap": ["my agent"]}, "shell.wrap"),
+        ({"wrap": ["-x"]}, "shell.wrap"),
+        ({"wrap": ["$(reboot)"]}, "shell.wrap"),
+        ({"ignore": [""]}, "shell.ignore"),
+        ({"ignore": ["a;b"]}, "shell.ignore"),
+        ({"wrapped": ["claude"]}, "shell.wrapped"),
+    ],
+)
+def test_shell_errors_name_the_key(table: dict[str, object], key: str) -> None:
+    with pytest.raises(ConfigError, match=rf"^config\.toml: {key}: "):
+        parse_config({"shell": table})
+
+
+def test_shell_must_be_a_table() -> None:
+    with pytest.raises(ConfigError, match=r"shell: expected a table"):
+        parse_config({"shell": ["claude"]})
+
+
+def test_shell_from_the_file(tmp_path: Path) -> None:
+    (tmp_path / "tray").mkdir()
+    (tmp_path / "tray" / "config.toml").write_text('[shell]\nwrap = ["aider"]\n')
+    assert load_config(env_for(tmp_path)).shell.wrap == ("aider",)
+
+
+@pytest.mark.parametrize(("value", "seconds"), [("0", 0.0), (0, 0.0), ("5m", 300.0), ("90s", 90.0)])
+def test_remind_is_a_duration_and_zero_turns_it_off(value: object, seconds: float) -> None:
+    assert parse_config({"notify": {"remind": value}}).notify.remind == seconds
+
+
+def test_the_contract_example_reads_as_the_defaults(tmp_path: Path) -> None:
+    write_config(
+        tmp_path,
+        """
+        [notify]
+        settle = "1s"
+        typing_grace = "5s"
+        done_after = "30s"       # also the threshold for long shell commands
+        burst = 3
+        burst_window = "10s"
+        when_focused = false     # pop up for a session whose terminal has focus
+        terminal_notifications = true   # OSC 9, 777 and 99 become tray notifications
+        remind = "5m"            # first reminder for a prompt still waiting; "0" is off
+        """,
+    )
+    assert load_config(env_for(tmp_path)).notify == PolicySettings()
