@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from tray.environment import Environment
+from tray.remote.hosts import HostConfig, HostConfigError, parse_hosts
 
 FILE_NAME = "config.toml"
 NOTIFY_STATES = ("blocked", "error", "done")
@@ -92,6 +93,7 @@ class Config:
     # The notification policy's settings, straight: the policy is pure and reads no file.
     notify: PolicySettings = field(default_factory=PolicySettings)
     shell: ShellConfig = field(default_factory=ShellConfig)
+    hosts: tuple[HostConfig, ...] = ()
 
 
 def config_path(env: Environment) -> Path:
@@ -131,7 +133,7 @@ class _BadKeyError(Exception):
 
 
 def _parse(document: Mapping[str, Any]) -> Config:
-    _no_unknown_keys(document, ("sessions", "notify", "shell"), "")
+    _no_unknown_keys(document, ("sessions", "notify", "shell", "hosts"), "")
     sessions = _table(document, "sessions")
     notify = _table(document, "notify")
     _no_unknown_keys(sessions, ("keep_ended",), "sessions.")
@@ -179,7 +181,17 @@ def _parse(document: Mapping[str, Any]) -> Config:
             remind=_get(notify, "notify.remind", _duration, base_notify.remind),
         ),
         shell=_parse_shell(_table(document, "shell")),
+        hosts=_parse_hosts(document),
     )
+
+
+def _parse_hosts(document: Mapping[str, Any]) -> tuple[HostConfig, ...]:
+    if "hosts" not in document:
+        return ()
+    try:
+        return parse_hosts(document["hosts"])
+    except HostConfigError as error:
+        raise _BadKeyError(error.key, error.problem) from None
 
 
 def _parse_shell(shell: Mapping[str, Any]) -> ShellConfig:

@@ -362,3 +362,30 @@ def test_the_contract_example_reads_as_the_defaults(tmp_path: Path) -> None:
         """,
     )
     assert load_config(env_for(tmp_path)).notify == PolicySettings()
+
+
+# --- [[hosts]] -------------------------------------------------------------------------------
+
+
+def test_hosts_are_read_in_order() -> None:
+    config = parse_config(
+        {
+            "hosts": [
+                {"name": "devbox", "destination": "me@devbox", "ssh_options": ["-p", "2222"]},
+                {"name": "gpu", "destination": "gpu.lan", "remote_command": "~/.local/bin/tray"},
+            ]
+        }
+    )
+    assert [(h.name, h.destination, h.ssh_options, h.remote_command) for h in config.hosts] == [
+        ("devbox", "me@devbox", ("-p", "2222"), "tray"),
+        ("gpu", "gpu.lan", (), "~/.local/bin/tray"),
+    ]
+    assert parse_config({}).hosts == ()
+
+
+def test_a_bad_host_names_its_key() -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_config({"hosts": [{"name": "devbox", "destination": "-oProxyCommand=x"}]}, "c.toml")
+    message = str(caught.value)
+    assert message.startswith("c.toml: hosts[0].destination: ")
+    assert "\n" not in message
