@@ -1,39 +1,30 @@
-"""The ``tray`` command line: arguments and dispatch; each command is a small function."""
+"""The ``tray`` command line: arguments and dispatch; each command is a small function.
+
+Each command imports what it needs when it runs: ``tray run`` starts every agent and
+``tray emit`` runs in scripts' loops, so neither pays for argparse, the status table, the
+demo, the tray app's libraries or D-Bus.
+"""
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import re
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NoReturn
 
 from tray import __version__
-from tray.commands.demo import (
-    DEFAULT_BLOCKED_SECONDS,
-    DEFAULT_STEP_SECONDS,
-    parse_seconds,
-    run_demo,
-)
-from tray.commands.status_table import format_table
-from tray.config import ConfigError, load_config
 from tray.environment import Environment
-from tray.protocol.report import Report, ReportError, encode_sequence
-from tray.session import status_document
-from tray.store import Dismissal, StateStore, StoreError, expired
-from tray.text import clean_text
 
 if TYPE_CHECKING:
+    import argparse
+
     from _typeshed import SupportsWrite
 
-USAGE_ERROR = 2
-# _LAZY: commands import their modules when they run, so `tray emit` in a script's loop
-# does not pay for the launcher, the tray app's libraries or D-Bus on every call.
-STATUS_FORMATS = ("table", "json", "waybar", "tmux")
+    from tray.remote.hosts import HostConfig
+    from tray.session import Session
 
-_DIGITS = re.compile(r"[0-9]+", re.ASCII)
+USAGE_ERROR = 2
+STATUS_FORMATS = ("table", "json", "waybar", "tmux", "jsonl")
 
 
 class UsageError(Exception):
@@ -46,27 +37,40 @@ class _HelpRequested(Exception):  # noqa: N818 - a signal to print help, not an 
         self.text = text
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse that reports instead of printing and exiting, so ``main`` stays in control."""
+def _parser_class() -> type[argparse.ArgumentParser]:
+    import argparse  # noqa: PLC0415 - not on the path of `tray run`
 
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{self.prog}: {message}")
+    class Parser(argparse.ArgumentParser):
+        """argparse that reports instead of printing and exiting, so ``main`` stays in control."""
 
-    def print_help(self, file: SupportsWrite[str] | None = None) -> None:
-        raise _HelpRequested(self.format_help())
+        def error(self, message: str) -> NoReturn:
+            raise UsageError(f"{self.prog}: {message}")
 
-    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
-        raise UsageError(f"{self.prog}: {(message or 'error').strip()}")
+        def print_help(self, file: SupportsWrite[str] | None = None) -> None:
+            raise _HelpRequested(self.format_help())
+
+        def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+            raise UsageError(f"{self.prog}: {(message or 'error').strip()}")
+
+    return Parser
 
 
-def build_parser() -> tuple[_Parser, dict[str, _Parser]]:
-    parser = _Parser(
+def build_parser(
+    command: str | None = None,
+) -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    """The parser, with a subparser for each command.
+
+    ``demo``'s options are there only when ``command`` is None or "demo": their help
+    shows the demo's defaults, which would mean importing the demo for every command.
+    """
+    parser_class = _parser_class()
+    parser = parser_class(
         prog="tray",
         description="Know, from anywhere on your desktop, which terminal session needs you.",
         allow_abbrev=False,
     )
     parser.add_argument("--version", action="store_true", help="print the version and exit")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=parser_class)
     run = commands.add_parser(
         "run",
         help="run a command on its own terminal and record its state",
@@ -89,12 +93,22 @@ def build_parser() -> tuple[_Parser, dict[str, _Parser]]:
     status.add_argument(
         "--format",
         choices=STATUS_FORMATS,
-        help="table (the default), json (the same as --json), or one line for waybar or tmux",
+        help="table (the default), json (the same as --json), one line for waybar or tmux, "
+        "or jsonl: framed lines for another machine's tray (over ssh)",
     )
     status.add_argument(
         "--watch",
         action="store_true",
-        help="with --format json, waybar or tmux: print a new line whenever it changes",
+        help="with --format json, waybar, tmux or jsonl: print a new line whenever it changes",
+    )
+    status.add_argument(
+        "--host",
+        action="append",
+        metavar="NAME",
+        help="only the sessions of this [[hosts]] entry (may be repeated)",
+    )
+    status.add_argument(
+        "--local", action="store_true", help="only this machine's sessions, none over ssh"
     )
     dismiss = commands.add_parser(
         "dismiss",
@@ -153,6 +167,47 @@ def build_parser() -> tuple[_Parser, dict[str, _Parser]]:
         "writes no file.",
         allow_abbrev=False,
     )
+    if command in (None, "demo"):
+        _add_demo_arguments(demo)
+    init = commands.add_parser(
+        "init",
+        help="print the shell code for your rc file (bash, zsh or fish)",
+        description="Print the code that runs the agents in [shell] wrap under tray run and "
+        'records long commands: eval "$(tray init bash)" in ~/.bashrc, eval "$(tray init '
+        'zsh)" in ~/.zshrc, tray init fish | source in ~/.config/fish/config.fish.',
+        allow_abbrev=False,
+    )
+    init.add_argument("shell", metavar="SHELL", nargs="?", help="bash, zsh or fish")
+    # Hidden (no help): what the shell hooks run after a long command.
+    finished = commands.add_parser("_finished", allow_abbrev=False)
+    finished.add_argument("--cmdline", required=True)
+    finished.add_argument("--status", type=int, required=True)
+    finished.add_argument("--duration", type=float, required=True)
+    finished.add_argument("--end", type=float)
+    finished.add_argument("--cwd")
+    finished.add_argument("--pid", type=int)
+    finished.add_argument("--tty")
+    return parser, {
+        "run": run,
+        "status": status,
+        "dismiss": dismiss,
+        "emit": emit,
+        "app": app,
+        "autostart": autostart,
+        "doctor": doctor,
+        "demo": demo,
+        "init": init,
+        "_finished": finished,
+    }
+
+
+def _add_demo_arguments(demo: argparse.ArgumentParser) -> None:
+    from tray.commands.demo import (  # noqa: PLC0415 - only for `tray demo`
+        DEFAULT_BLOCKED_SECONDS,
+        DEFAULT_STEP_SECONDS,
+        parse_seconds,
+    )
+
     demo.add_argument(
         "--step-seconds",
         metavar="SECONDS",
@@ -168,21 +223,13 @@ def build_parser() -> tuple[_Parser, dict[str, _Parser]]:
         help="how long the permission waits for Enter before approving itself "
         f"(default: {DEFAULT_BLOCKED_SECONDS:g})",
     )
-    return parser, {
-        "run": run,
-        "status": status,
-        "dismiss": dismiss,
-        "emit": emit,
-        "app": app,
-        "autostart": autostart,
-        "doctor": doctor,
-        "demo": demo,
-    }
 
 
 def _progress(text: str) -> int:
+    import argparse  # noqa: PLC0415 - argparse calls this, so it is loaded already
+
     # Only plain decimal digits: int() would also take "+5", " 5", "1_0" and other scripts' digits.
-    if _DIGITS.fullmatch(text) is None or int(text) > 100:
+    if not (text.isascii() and text.isdigit()) or int(text) > 100:
         raise argparse.ArgumentTypeError(f"must be a whole number from 0 to 100, not {text!r}")
     return int(text)
 
@@ -197,7 +244,7 @@ def parse_run_args(argv: Sequence[str]) -> tuple[str | None, list[str]]:
             index += 1
             break
         if word in ("-h", "--help"):
-            raise _HelpRequested(build_parser()[1]["run"].format_help())
+            raise _HelpRequested(build_parser("run")[1]["run"].format_help())
         if word == "--name":
             if index + 1 >= len(argv):
                 raise UsageError("tray run: argument --name: expected one argument")
@@ -220,18 +267,18 @@ def parse_run_args(argv: Sequence[str]) -> tuple[str | None, list[str]]:
 
 
 def main(argv: list[str], env: Environment) -> int:
-    parser, subparsers = build_parser()
     try:
         if argv and argv[0] == "run":
             name, command = parse_run_args(argv[1:])
             return _guarded("run", env, lambda: _run(command, name, env))
+        parser, _ = build_parser(next((word for word in argv if word[:1] != "-"), ""))
         args, extra = parser.parse_known_args(argv)
         if args.version:
             env.stdout.write(f"tray {__version__}\n")
             return 0
         if args.command is None:
             raise UsageError(
-                "tray: missing COMMAND (run, status, dismiss, emit, app, doctor or demo)"
+                "tray: missing COMMAND (run, status, dismiss, emit, app, init, doctor or demo)"
             )
         if extra:
             raise UsageError(f"tray {args.command}: unrecognized arguments: {' '.join(extra)}")
@@ -241,7 +288,7 @@ def main(argv: list[str], env: Environment) -> int:
         env.stdout.write(help_text.text)
         return 0
     except UsageError as error:
-        known = argv[0] if argv and argv[0] in subparsers else None
+        known = argv[0] if argv and argv[0] in ("run", *_COMMANDS) else None
         hint = f"tray {known} --help" if known else "tray --help"
         env.stderr.write(f"{_one_line(str(error))} (see '{hint}')\n")
         return USAGE_ERROR
@@ -253,19 +300,26 @@ def _guarded(command: str, env: Environment, action: Callable[[], int]) -> int:
         return action()
     except UsageError:
         raise
-    except ConfigError as error:
-        env.stderr.write(f"tray {command}: {_one_line(str(error))}\n")
-        return USAGE_ERROR
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
         raise  # entry() handles a reader that went away
-    except (StoreError, ReportError) as error:
-        env.stderr.write(f"tray {command}: {_one_line(str(error))}\n")
-        return 1
     except OSError as error:
         env.stderr.write(f"tray {command}: {_describe(error)}\n")
         return 1
+    except Exception as error:
+        # Imported only now: an instance exists, so its module is loaded already.
+        from tray.config import ConfigError  # noqa: PLC0415
+        from tray.protocol.report import ReportError  # noqa: PLC0415
+        from tray.store import StoreError  # noqa: PLC0415
+
+        if isinstance(error, ConfigError):
+            env.stderr.write(f"tray {command}: {_one_line(str(error))}\n")
+            return USAGE_ERROR
+        if isinstance(error, (StoreError, ReportError)):
+            env.stderr.write(f"tray {command}: {_one_line(str(error))}\n")
+            return 1
+        raise
 
 
 def _describe(error: OSError) -> str:
@@ -282,28 +336,46 @@ def _one_line(text: str) -> str:
 
 
 def _run(command: list[str], name: str | None, env: Environment) -> int:
-    from tray.launcher.run import run_session  # noqa: PLC0415 - see _LAZY
+    from tray.launcher.run import run_session  # noqa: PLC0415 - each command imports its own
 
     return run_session(command, name, env)
 
 
 def _status(args: argparse.Namespace, env: Environment) -> int:
+    import json  # noqa: PLC0415 - each command imports its own
+
+    from tray.commands.status_table import format_table  # noqa: PLC0415
+    from tray.config import load_config  # noqa: PLC0415
+    from tray.session import status_document  # noqa: PLC0415
+    from tray.store import StateStore, expired  # noqa: PLC0415
+    from tray.text import clean_text  # noqa: PLC0415
+
     if args.json and args.format not in (None, "json"):
         raise UsageError(f"tray status: --json and --format {args.format} disagree")
     style = "json" if args.json else args.format or "table"
     if args.watch and style == "table":
-        raise UsageError("tray status: --watch needs --format json, waybar or tmux")
+        raise UsageError("tray status: --watch needs --format json, waybar, tmux or jsonl")
+    if style == "jsonl":
+        return _stream(args, env)
     if args.watch or style in ("waybar", "tmux"):
-        from tray.commands.statusbar import show  # noqa: PLC0415 - see _LAZY
+        from tray.commands.statusbar import show  # noqa: PLC0415 - each command imports its own
 
         return show(style, args.watch, env)
-    keep_ended = load_config(env).sessions.keep_ended
+    if args.host and args.local:
+        raise UsageError("tray status: --host and --local disagree")
+    config = load_config(env)
+    keep_ended = config.sessions.keep_ended
     now = env.clock()
     store = StateStore(env.state_dir())
     store.prune(now, keep_ended)
     sessions, problems = store.read_all(now)
     sessions = [s for s in sessions if not expired(s, now, keep_ended)]
+    if args.host:
+        sessions = []
     status = 0
+    if not args.local:
+        remote, status = _remote_sessions(args.host, config.hosts, env)
+        sessions += remote
     for problem in problems:
         reason = _one_line(clean_text(problem.reason))
         if problem.path == store.directory:
@@ -320,7 +392,60 @@ def _status(args: argparse.Namespace, env: Environment) -> int:
     return status
 
 
+def _stream(args: argparse.Namespace, env: Environment) -> int:
+    """The state as framed lines, for the tray of another machine that reads it over ssh."""
+    import io  # noqa: PLC0415 - each command imports its own
+
+    from tray.remote.stream import run_stream  # noqa: PLC0415
+
+    if args.host or args.local:
+        raise UsageError("tray status: --format jsonl lists this machine's sessions only")
+    stdout = os.fdopen(env.stdout_fd, "wb", closefd=False)
+    if not args.watch:  # one frame: an input that has already ended
+        return run_stream(env, io.BytesIO(), stdout)
+    stdin = os.fdopen(env.stdin_fd, "rb", buffering=0, closefd=False)
+    return run_stream(env, stdin, stdout)
+
+
+def _remote_sessions(
+    names: Sequence[str] | None, hosts: Sequence[HostConfig], env: Environment
+) -> tuple[list[Session], int]:
+    """Every listed host's sessions, asked for in parallel; a lost host is one stderr line."""
+    from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+
+    from tray.remote.link import RemoteError, fetch_state  # noqa: PLC0415
+
+    known = {host.name: host for host in hosts}
+    for name in names or ():
+        if name not in known:
+            raise UsageError(f"tray status: no [[hosts]] entry named {name!r}")
+    chosen = [known[name] for name in dict.fromkeys(names)] if names else list(hosts)
+    if not chosen:
+        return [], 0
+
+    def ask(host: HostConfig) -> list[Session] | str:
+        try:
+            return list(fetch_state(host).labelled())
+        except RemoteError as error:
+            return error.failure.line()
+
+    sessions: list[Session] = []
+    status = 0
+    with ThreadPoolExecutor(max_workers=min(8, len(chosen))) as pool:
+        for host, answer in zip(chosen, pool.map(ask, chosen), strict=True):
+            if isinstance(answer, str):
+                env.stderr.write(f"tray status: {host.name}: {answer}\n")
+                status = 1
+            else:
+                sessions += answer
+    return sessions, status
+
+
 def _dismiss(args: argparse.Namespace, env: Environment) -> int:
+    from tray.config import load_config  # noqa: PLC0415 - each command imports its own
+    from tray.store import Dismissal, StateStore  # noqa: PLC0415
+    from tray.text import clean_text  # noqa: PLC0415
+
     if args.ended == bool(args.ids):
         raise UsageError("tray dismiss: give session IDs or --ended, not both or neither")
     keep_ended = load_config(env).sessions.keep_ended
@@ -343,6 +468,8 @@ def _dismiss(args: argparse.Namespace, env: Environment) -> int:
 
 
 def _emit(args: argparse.Namespace, env: Environment) -> int:
+    from tray.protocol.report import Report, ReportError, encode_sequence  # noqa: PLC0415
+
     # argparse drops a "--" given as an option's value (``--msg=--``) and leaves an
     # empty list; "--" is a legitimate message, so it is put back.
     for option in ("kind", "app", "id", "title", "msg"):
@@ -381,25 +508,48 @@ def _emit(args: argparse.Namespace, env: Environment) -> int:
 
 
 def _app(args: argparse.Namespace, env: Environment) -> int:
-    from tray.app.main import run_app  # noqa: PLC0415 - see _LAZY
+    from tray.app.main import run_app  # noqa: PLC0415 - each command imports its own
 
     return run_app(env)
 
 
 def _autostart(args: argparse.Namespace, env: Environment) -> int:
-    from tray.commands.autostart import run_autostart  # noqa: PLC0415 - see _LAZY
+    from tray.commands.autostart import run_autostart  # noqa: PLC0415 - each command imports its own
 
     return run_autostart(args.action, args.systemd, env)
 
 
 def _doctor(args: argparse.Namespace, env: Environment) -> int:
-    from tray.commands.doctor import run_doctor  # noqa: PLC0415 - see _LAZY
+    from tray.commands.doctor import run_doctor  # noqa: PLC0415 - each command imports its own
 
     return run_doctor(env)
 
 
 def _demo(args: argparse.Namespace, env: Environment) -> int:
+    from tray.commands.demo import run_demo  # noqa: PLC0415 - each command imports its own
+
     return run_demo(env, args.step_seconds, args.blocked_seconds)
+
+
+def _init(args: argparse.Namespace, env: Environment) -> int:
+    from tray.shell.init import run_init  # noqa: PLC0415 - each command imports its own
+
+    return run_init(args.shell, env)
+
+
+def _finished(args: argparse.Namespace, env: Environment) -> int:
+    from tray.shell.finished import run_finished  # noqa: PLC0415 - each command imports its own
+
+    return run_finished(
+        args.cmdline,
+        args.status,
+        args.duration,
+        env,
+        cwd=args.cwd,
+        pid=args.pid,
+        tty=args.tty,
+        end=args.end,
+    )
 
 
 _COMMANDS: dict[str, Callable[[argparse.Namespace, Environment], int]] = {
@@ -410,6 +560,8 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, Environment], int]] = {
     "autostart": _autostart,
     "doctor": _doctor,
     "demo": _demo,
+    "init": _init,
+    "_finished": _finished,
 }
 
 

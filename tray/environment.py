@@ -5,25 +5,34 @@ from __future__ import annotations
 import os
 import sys
 import time
-import warnings
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-import platformdirs
 
-
-@dataclass
 class Environment:
-    environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
-    stdin_fd: int = 0
-    stdout_fd: int = 1
-    stdout: TextIO = field(default_factory=lambda: sys.stdout)
-    stderr: TextIO = field(default_factory=lambda: sys.stderr)
-    clock: Callable[[], float] = time.time
-    cwd: Callable[[], str] = os.getcwd
-    tty_path: str = "/dev/tty"
+    # A plain class, not a dataclass: the dataclasses module brings inspect, ast and dis
+    # in, milliseconds of every `tray run`.
+    def __init__(
+        self,
+        *,
+        environ: Mapping[str, str] | None = None,
+        stdin_fd: int = 0,
+        stdout_fd: int = 1,
+        stdout: TextIO | None = None,
+        stderr: TextIO | None = None,
+        clock: Callable[[], float] = time.time,
+        cwd: Callable[[], str] = os.getcwd,
+        tty_path: str = "/dev/tty",
+    ) -> None:
+        self.environ: Mapping[str, str] = dict(os.environ) if environ is None else environ
+        self.stdin_fd = stdin_fd
+        self.stdout_fd = stdout_fd
+        self.stdout: TextIO = sys.stdout if stdout is None else stdout
+        self.stderr: TextIO = sys.stderr if stderr is None else stderr
+        self.clock = clock
+        self.cwd = cwd
+        self.tty_path = tty_path
 
     def state_dir(self) -> Path:
         """``TRAY_STATE_DIR``, else ``$XDG_RUNTIME_DIR/tray``, else platformdirs' runtime dir."""
@@ -37,6 +46,11 @@ class Environment:
         # The XDG spec says a relative path in these variables is invalid and to be ignored.
         if runtime and os.path.isabs(runtime):
             return Path(runtime) / "tray"
+        # Imported only here: any Linux desktop sets XDG_RUNTIME_DIR.
+        import warnings  # noqa: PLC0415
+
+        import platformdirs  # noqa: PLC0415
+
         # platformdirs warns on stderr about its /tmp fallback; the store checks who owns it.
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -46,4 +60,9 @@ class Environment:
         explicit = self.environ.get("XDG_CONFIG_HOME")
         if explicit and os.path.isabs(explicit):
             return Path(explicit) / "tray"
+        if sys.platform.startswith("linux"):
+            # platformdirs' answer here too, without its import on every `tray run`.
+            return Path(os.path.expanduser("~/.config"), "tray")
+        import platformdirs  # noqa: PLC0415
+
         return Path(platformdirs.user_config_dir("tray", appauthor=False))

@@ -13,8 +13,8 @@ import itertools
 import json
 import os
 import stat
-import subprocess
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -50,6 +50,8 @@ def process_start_token(pid: int) -> str | None:
         pass
     if sys.platform.startswith("linux"):
         return None
+    import subprocess  # noqa: PLC0415 - not on Linux, where every `tray run` comes by
+
     try:
         result = subprocess.run(
             ["ps", "-o", "lstart=", "-p", str(pid)],
@@ -126,6 +128,14 @@ def valid_session_id(session_id: str) -> bool:
 
 def _identity(info: os.stat_result) -> tuple[int, int, int, int]:
     return (info.st_dev, info.st_ino, info.st_mtime_ns, info.st_size)
+
+
+def with_liveness(session: Session) -> Session:
+    """``session`` as it stands: ended when the launcher that claims it runs is gone."""
+    if session.alive and not launcher_alive(session.pid, session.pid_start):
+        # Its last write time stays, so a dead session still ages out.
+        return session.ended(session.exit_code, session.updated_at)
+    return session
 
 
 class StateStore:
@@ -219,19 +229,13 @@ class StateStore:
             names = os.listdir(self.directory)
         except FileNotFoundError:
             return []
-        return [
-            self.directory / name
-            for name in sorted(names)
-            if name.endswith(SUFFIX) and valid_session_id(name.removesuffix(SUFFIX))
-        ]
+        return [self.directory / name for name in sorted(names) if _session_name(name)]
 
     def _load_live(self, path: Path) -> _Loaded:
         """A session with liveness applied: a dead launcher's session is ended."""
         loaded = self._load(path)
-        session = loaded.session
-        if session.alive and not launcher_alive(session.pid, session.pid_start):
-            # Its last write time stays, so a dead session still ages out.
-            session = session.ended(session.exit_code, session.updated_at)
+        session = with_liveness(loaded.session)
+        if session is not loaded.session:
             return _Loaded(session, loaded.identity)
         return loaded
 
@@ -346,6 +350,95 @@ class StateStore:
                 _unlink_quietly(path)
 
 
+@dataclass(frozen=True)
+class _Cached:
+    """What one file held when last read: a session (liveness applied) or a problem."""
+
+    # None when the file could not even be looked at: then it is read again every time.
+    identity: tuple[int, int, int, int] | None
+    session: Session | None
+    problem: str | None = None
+
+
+class SessionCache:
+    """The sessions of a state directory, kept between reads so that a busy directory
+    costs one read per file that changed, not one per file.
+
+    :meth:`reload` reads the files a watcher named. :meth:`rescan` looks at the whole
+    directory: it reads only files whose identity (inode, modification time, size)
+    differs from the version kept, drops those gone, and asks again whether each live
+    session's launcher runs, since a launcher killed outright never writes its end.
+    """
+
+    def __init__(self, store: StateStore) -> None:
+        self._store = store
+        self._entries: dict[str, _Cached] = {}
+        self._directory_problem: Problem | None = None
+
+    def reload(self, names: Iterable[str]) -> None:
+        """Read these files again; one that is gone takes its session with it."""
+        for name in names:
+            if _session_name(name):
+                self._read(name, self._look(name))
+
+    def rescan(self) -> None:
+        """Look at every file in the directory, reading only those that changed."""
+        try:
+            paths = self._store._session_paths()
+        except OSError as error:
+            self._entries.clear()
+            self._directory_problem = Problem(self._store.directory, _reason(error))
+            return
+        self._directory_problem = None
+        listed = {path.name for path in paths}
+        for name in self._entries.keys() - listed:
+            del self._entries[name]
+        for name in sorted(listed):
+            identity = self._look(name)
+            known = self._entries.get(name)
+            if known is None or identity is None or known.identity != identity:
+                self._read(name, identity)
+            elif known.session is not None and known.session.alive:
+                session = with_liveness(known.session)
+                if session is not known.session:
+                    self._entries[name] = _Cached(known.identity, session)
+
+    def sessions(self) -> tuple[list[Session], list[Problem]]:
+        """Like :meth:`StateStore.read_all`, from what was read last."""
+        if self._directory_problem is not None:
+            return [], [self._directory_problem]
+        sessions = [entry.session for entry in self._entries.values() if entry.session]
+        sessions.sort(key=lambda session: (session.started_at, session.id))
+        problems = [
+            Problem(self._store.directory / name, entry.problem)
+            for name, entry in sorted(self._entries.items())
+            if entry.problem is not None
+        ]
+        return sessions, problems
+
+    def _look(self, name: str) -> tuple[int, int, int, int] | None:
+        try:
+            return _identity(os.stat(self._store.directory / name, follow_symlinks=False))
+        except OSError:
+            return None
+
+    def _read(self, name: str, identity: tuple[int, int, int, int] | None) -> None:
+        """``identity`` is the file's before the read: kept for a file that fails, so a
+        rescan reads it again only once it changed."""
+        try:
+            loaded = self._store._load_live(self._store.directory / name)
+        except FileNotFoundError:
+            self._entries.pop(name, None)  # removed: dismissed, pruned or renamed away
+        except (OSError, ValueError, SessionFormatError) as error:
+            self._entries[name] = _Cached(identity, None, _reason(error))
+        else:
+            self._entries[name] = _Cached(loaded.identity, loaded.session)
+
+
+def _session_name(name: str) -> bool:
+    return name.endswith(SUFFIX) and valid_session_id(name.removesuffix(SUFFIX))
+
+
 def _reason(error: BaseException) -> str:
     if isinstance(error, OSError) and error.strerror:
         if error.errno == errno.ELOOP:
@@ -365,6 +458,7 @@ def _unlink_quietly(path: Path) -> bool:
 __all__ = [
     "Dismissal",
     "Problem",
+    "SessionCache",
     "StateStore",
     "StoreError",
     "expired",
@@ -372,4 +466,5 @@ __all__ = [
     "pid_exists",
     "process_start_token",
     "valid_session_id",
+    "with_liveness",
 ]

@@ -24,6 +24,24 @@ class Run:
     received: int
     status: int
     max_rss_kib: int
+    # CPU time (user + system) of the process on the outer pty alone, its children's
+    # excluded: the proxy's own work, for `tray run` and `script` alike.
+    cpu_seconds: float
+
+
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def own_cpu_seconds(pid: int) -> float:
+    """User plus system time of ``pid`` itself, from proc(5); it may be a zombie.
+
+    Neither wait4's rusage nor RUSAGE_CHILDREN would do: they add in every descendant
+    the process waited for, and both proxies wait for the command they run.
+    """
+    with open(f"/proc/{pid}/stat", "rb") as stat:
+        fields = stat.read().rsplit(b")", 1)[1].split()
+    # utime and stime are fields 14 and 15 of proc(5); the split starts at field 3.
+    return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
 
 
 def tray_command(argv: Sequence[str]) -> list[str]:
@@ -73,9 +91,12 @@ def drain(argv: Sequence[str], env: dict[str, str]) -> Run:
             break
         received += len(chunk)
     seconds = time.perf_counter() - start
+    # Its times are read once it has ended, before it is reaped.
+    os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+    cpu = own_cpu_seconds(pid)
     _, status, usage = os.wait4(pid, 0)
     os.close(master)
-    return Run(seconds, received, os.waitstatus_to_exitcode(status), usage.ru_maxrss)
+    return Run(seconds, received, os.waitstatus_to_exitcode(status), usage.ru_maxrss, cpu)
 
 
 def round_trips(

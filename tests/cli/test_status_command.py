@@ -23,7 +23,7 @@ SESSION_KEYS = [
     "focus", "focus_since", "state_since", "terminal_progress", "attention",
 ]  # fmt: skip
 RECORD_KEYS = ["id", "state", "kind", "progress", "app", "title", "msg", "updated_at", "since"]
-ADDITIVE_DEFAULTS = {
+ADDITIVE_DEFAULTS: dict[str, object] = {
     "focus": "unknown",
     "focus_since": None,
     "state_since": None,

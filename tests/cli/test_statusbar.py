@@ -189,7 +189,7 @@ def test_format_json_is_the_same_as_json(tray_home: Tray) -> None:
     ("args", "message"),
     [
         (("--json", "--format", "tmux"), "tray status: --json and --format tmux disagree"),
-        (("--watch",), "tray status: --watch needs --format json, waybar or tmux"),
+        (("--watch",), "tray status: --watch needs --format json, waybar, tmux or jsonl"),
         (("--format", "table", "--watch"), "tray status: --watch needs"),
         (("--format", "i3bar"), "tray status: argument --format: invalid choice: 'i3bar'"),
     ],

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import base64
 import json
+import math
+import os
 import subprocess
 import sys
 import time
@@ -18,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from tray.app.refresh import MENU_TEXT_PERIOD
 from tray.store import StateStore
 
 from .screen import (
@@ -45,6 +48,7 @@ from .waiting import wait_for
 REPO = Path(__file__).resolve().parents[2]
 TIMEOUT = 30.0
 BURST_WINDOW = 3
+STORM_ROUNDS = 30
 
 
 @dataclass
@@ -61,7 +65,13 @@ class RunningApp:
             return ""
 
 
-def _start_app(desktop_env: dict[str, str], tmp_path: Path, config: str) -> RunningApp:
+def _start_app(
+    desktop_env: dict[str, str],
+    tmp_path: Path,
+    config: str,
+    argv: tuple[str, ...] = ("-m", "tray", "app"),
+    stderr: Path | None = None,
+) -> RunningApp:
     state_dir = tmp_path / "state"  # a test may fill it before the app starts
     config_home = tmp_path / "config"
     (config_home / "tray").mkdir(parents=True)
@@ -72,13 +82,14 @@ def _start_app(desktop_env: dict[str, str], tmp_path: Path, config: str) -> Runn
         "XDG_CONFIG_HOME": str(config_home),
         "PYTHONPATH": str(REPO),
     }
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "tray", "app"],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    with open(stderr or os.devnull, "wb") as sink:
+        proc = subprocess.Popen(
+            [sys.executable, *argv],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=sink,
+        )
     app = RunningApp(proc, state_dir, env)
     try:
         wait_for(lambda: "tray backend:" in app.log, TIMEOUT, what="the app to start")
@@ -332,6 +343,11 @@ def _app_state(app: RunningApp) -> dict[str, object]:
     return document
 
 
+def _snoozed(app: RunningApp) -> set[str]:
+    snoozed = _app_state(app).get("snoozed")
+    return set(snoozed) if isinstance(snoozed, dict) else set()
+
+
 def test_the_menu_pauses_and_resumes_pings_and_copies_a_message(
     start_app: StartApp, bus_monitor: BusMonitor, xvfb_display: str
 ) -> None:
@@ -365,6 +381,15 @@ def test_the_menu_pauses_and_resumes_pings_and_copies_a_message(
         TIMEOUT,
         what="the message on the clipboard",
     )
+    wait_for(lambda: not menu_boxes(xvfb_display), TIMEOUT, what="the menu to close")
+
+    # Up from Copy message wraps to the last item that can be chosen: Snooze (Dismiss
+    # is off while the session runs).
+    open_menu(xvfb_display, icon, 3)
+    xdotool(xvfb_display, "key", "Down", "Right")
+    wait_for(lambda: len(menu_boxes(xvfb_display)) >= 2, TIMEOUT, what="the submenu")
+    xdotool(xvfb_display, "key", "Up", "Return")
+    wait_for(lambda: "quiet" in _snoozed(app), TIMEOUT, what="the snooze")
     wait_for(lambda: not menu_boxes(xvfb_display), TIMEOUT, what="the menu to close")
 
     open_menu(xvfb_display, icon, 3)
@@ -413,3 +438,82 @@ def test_without_a_tray_host_the_app_warns_once_and_docks_when_one_comes(
     finally:
         for proc in reversed(procs):
             stop_process(proc)
+
+
+# `tray app` itself, with the icon host's debug lines on stderr: one line, with its time,
+# for every hand-over of the icon, the tooltip or the menu to the tray backend.
+APP_WITH_HANDOVER_LOG = """
+import logging, sys
+log = logging.getLogger("tray.app.icon_host")
+log.setLevel(logging.DEBUG)
+handler = logging.StreamHandler(sys.stderr)
+handler.setFormatter(logging.Formatter("%(created).6f %(message)s"))
+log.addHandler(handler)
+from tray.cli import main
+from tray.environment import Environment
+sys.exit(main(["app"], Environment()))
+"""
+
+
+def _handovers(log: Path, part: str, since: float, until: float = math.inf) -> int:
+    count = 0
+    for line in log.read_text(errors="replace").splitlines():
+        stamp, _, message = line.partition(" ")
+        if message.startswith("handed to the tray:") and part in message.split(":")[1]:
+            count += since <= float(stamp) < until
+    return count
+
+
+def test_a_storm_of_changes_hands_the_tray_few_menus_and_no_images(
+    desktop_env: dict[str, str],
+    dunst: Dunst,
+    trayer: object,
+    bus_monitor: BusMonitor,
+    tmp_path: Path,
+) -> None:
+    dunst.close_all()
+    handover_log = tmp_path / "handovers.log"
+    app = _start_app(
+        desktop_env,
+        tmp_path,
+        "[notify]\nsettle = 0\n",
+        argv=("-c", APP_WITH_HANDOVER_LOG),
+        stderr=handover_log,
+    )
+    try:
+        store = StateStore(app.state_dir)
+        now = time.time()
+        for index in range(20):
+            store.write(live_session(f"s{index:02}", working(now, "step 0"), now))
+        store.write(live_session("marker0", blocked("marker 0", now), now))
+        bus_monitor.wait_for_notify(1, TIMEOUT)
+        wait_for(lambda: _handovers(handover_log, "menu", 0), TIMEOUT, what="a first menu")
+
+        # Twenty sessions rewritten ten times a second each, as busy launchers do, for
+        # a few seconds: only the words in the menu change.
+        started = time.time()
+        for step in range(1, STORM_ROUNDS + 1):
+            for index in range(20):
+                store.write(live_session(f"s{index:02}", working(now, f"step {step}"), now))
+            time.sleep(max(0.0, started + step / 10 - time.time()))  # the launchers' pace
+        ended = time.time()
+        store.write(live_session("marker1", blocked("marker 1", now), now))
+        bus_monitor.wait_for_notify(2, TIMEOUT)
+        # A new session that needs you goes to the menu at once.
+        wait_for(
+            lambda: _handovers(handover_log, "menu", ended),
+            TIMEOUT,
+            what="the menu with the new session",
+        )
+
+        # One by one, that would be a menu and an image per refresh: dozens. Paced,
+        # the words go once a period, and the image does not change at all.
+        menus = _handovers(handover_log, "menu", started, ended)
+        assert 1 <= menus <= math.ceil((ended - started) / MENU_TEXT_PERIOD) + 1, menus
+        assert _handovers(handover_log, "icon", started, ended) == 0
+    finally:
+        stop_process(app.proc)
+        # dunst draws every open notification in one window; two of them are as tall as
+        # a menu, which later tests would take for one.
+        dunst.close_all()
+    assert "Traceback" not in handover_log.read_text(errors="replace")

@@ -118,8 +118,17 @@ class PrintingActions:
     def copy_message(self, session_id: str) -> None:
         _emit("action", "copy_message", session_id)
 
+    def copy_record_message(self, session_id: str, record_id: str) -> None:
+        _emit("action", "copy_record_message", session_id, record_id)
+
     def focus(self, session_id: str) -> None:
         _emit("action", "focus", session_id)
+
+    def snooze_hour(self, session_id: str) -> None:
+        _emit("action", "snooze_hour", session_id)
+
+    def unsnooze(self, session_id: str) -> None:
+        _emit("action", "unsnooze", session_id)
 
     def clear_finished(self) -> None:
         _emit("action", "clear_finished")

@@ -1,9 +1,9 @@
 """The launcher on real ptys.
 
-An outer pty plays the user's terminal: the test holds its master (what a terminal
-emulator holds) and keeps its slave open to look at its settings and size. A tiny job
-shell, in the outer pty's own session, starts the launcher as a foreground job and
-reports every ``waitpid(WUNTRACED | WCONTINUED)`` result, as a real shell sees them.
+An outer pty, made by ptyprocess, plays the user's terminal: the test holds its master
+(what a terminal emulator holds). A tiny job shell leads the outer pty's session, starts
+the launcher as a foreground job and reports every ``waitpid(WUNTRACED | WCONTINUED)``
+result, as a real shell sees them.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+from ptyprocess import PtyProcess
 
 import tray
 from tray.session import Session
@@ -51,27 +52,34 @@ WRITE_LOG_DRIVER = (
     "sys.exit(code)\n"
 )
 
-# argv: status fd, tty path, stdout path ("-" for the tty), stderr path, command...
+# The job shell: ptyprocess starts it as the session leader of the test's terminal. It
+# reads one job (stdout path or "-" for the tty, stderr path, argv) from its control fd,
+# runs it as a foreground job, and reports every ``waitpid(WUNTRACED | WCONTINUED)``
+# result on its status fd, as a real shell sees them.
 JOB_SHELL = r"""
-import fcntl, os, signal, sys, termios
-status, tty_path, stdout_path, stderr_path = int(sys.argv[1]), *sys.argv[2:5]
-argv = sys.argv[5:]
+import json, os, signal, sys
+status, control = int(sys.argv[1]), int(sys.argv[2])
+for fd in (status, control):
+    os.set_inheritable(fd, False)
 # Outlive the terminal closing, to report the launcher's end.
 signal.signal(signal.SIGHUP, signal.SIG_IGN)
 signal.signal(signal.SIGTTOU, signal.SIG_IGN)
-os.setsid()
-tty = os.open(tty_path, os.O_RDWR)
-fcntl.ioctl(tty, termios.TIOCSCTTY, 0)
+with os.fdopen(control, "rb") as job:
+    spec = job.read()
+if not spec:
+    sys.exit(0)
+stdout_path, stderr_path, argv = json.loads(spec)
+# Forked by hand: ptyprocess's child always leads a session of its own, and a session
+# leader's group has no parent in its session, so the kernel would discard Ctrl-Z.
 pid = os.fork()
 if pid == 0:
     os.setpgid(0, 0)
-    os.tcsetpgrp(tty, os.getpid())
+    os.tcsetpgrp(0, os.getpid())
     for signum in (signal.SIGHUP, signal.SIGTTOU, signal.SIGPIPE):
         signal.signal(signum, signal.SIG_DFL)
     err = os.open(stderr_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    out = tty if stdout_path == "-" else os.open(stdout_path, os.O_WRONLY | os.O_CREAT, 0o600)
-    os.dup2(tty, 0)
-    os.dup2(out, 1)
+    if stdout_path != "-":
+        os.dup2(os.open(stdout_path, os.O_WRONLY | os.O_CREAT, 0o600), 1)
     os.dup2(err, 2)
     os.execv(argv[0], argv)
 try:
@@ -145,15 +153,52 @@ def pid_gone(pid: int) -> bool:
     return process_state(pid) in (None, "Z")
 
 
-@dataclass
 class Terminal:
-    """The user's terminal: ``master`` is the emulator's side, ``slave`` the tty."""
+    """The user's terminal: ``master`` is the emulator's side, with the job shell on it.
 
-    master: int
-    slave: int
-    path: str
-    output: bytearray = field(default_factory=bytearray)
-    closed: bool = False
+    ptyprocess makes it, with the job shell as its session leader. Settings and size are
+    read and set through the master, which on Linux acts on the tty itself.
+    """
+
+    def __init__(self, environ: dict[str, str], cwd: Path) -> None:
+        status_read, status_write = os.pipe()
+        control_read, self._control = os.pipe()
+        for fd in (status_write, control_read):
+            os.set_inheritable(fd, True)
+        try:
+            self.shell = PtyProcess.spawn(
+                [sys.executable, "-c", JOB_SHELL, str(status_write), str(control_read)],
+                cwd=str(cwd),
+                env=environ,
+                dimensions=(24, 80),
+                pass_fds=(status_write, control_read),
+            )
+        finally:
+            os.close(status_write)
+            os.close(control_read)
+        # PtyProcess.close() sleeps, then hangs up and kills the shell; closing the
+        # terminal must leave the shell alive to report the launcher's end.
+        self.shell.delayafterclose = 0
+        self.status_fd = status_read
+        os.set_blocking(status_read, False)
+        self.master: int = self.shell.fd
+        os.set_blocking(self.master, False)
+        self.path = os.readlink(f"/proc/{self.shell.pid}/fd/0")
+        self.output = bytearray()
+        self.closed = False
+
+    def run(self, argv: Sequence[str], stdout_path: Path | None, stderr_path: Path) -> None:
+        """Hand the job shell its one job."""
+        spec = json.dumps([str(stdout_path) if stdout_path else "-", str(stderr_path), [*argv]])
+        try:
+            os.write(self._control, spec.encode())
+        finally:
+            self.close_control()
+
+    def close_control(self) -> None:
+        if self._control >= 0:
+            os.close(self._control)
+            self._control = -1
 
     def read(self, timeout: float = 0.02) -> None:
         if self.closed:
@@ -178,19 +223,32 @@ class Terminal:
             view = view[written:]
 
     def attributes(self) -> list[Any]:
-        return termios.tcgetattr(self.slave)
+        return termios.tcgetattr(self.master)
 
     def is_raw(self) -> bool:
         lflag = self.attributes()[3]
         return not lflag & (termios.ICANON | termios.ECHO | termios.ISIG)
 
-    def resize(self, rows: int, columns: int) -> None:
-        fcntl.ioctl(self.slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
+    def resize(self, rows: int, columns: int, xpixel: int = 0, ypixel: int = 0) -> None:
+        winsize = struct.pack("HHHH", rows, columns, xpixel, ypixel)
+        fcntl.ioctl(self.master, termios.TIOCSWINSZ, winsize)
 
     def close_master(self) -> None:
+        """The user closes the tab: only the fd goes, not (as in close()) the shell."""
         if not self.closed:
-            os.close(self.master)
+            self.shell.fileobj.close()
             self.closed = True
+
+    def wait_for_shell(self, timeout: float = TIMEOUT) -> None:
+        wait_for(lambda: not self.shell.isalive(), timeout, "the job shell to exit")
+
+    def close(self) -> None:
+        self.close_control()
+        self.close_master()
+        with contextlib.suppress(AssertionError):
+            self.wait_for_shell()
+        self.shell.close(force=True)
+        os.close(self.status_fd)
 
 
 @dataclass
@@ -198,8 +256,6 @@ class Job:
     """The launcher, run by the job shell on ``terminal``."""
 
     terminal: Terminal
-    shell: subprocess.Popen[bytes]
-    status_fd: int
     stderr_path: Path
     pid: int = 0
     statuses: list[int] = field(default_factory=list)
@@ -209,7 +265,7 @@ class Job:
         """Take in whatever the terminal and the job shell have to say."""
         self.terminal.read(0.01)
         try:
-            chunk = os.read(self.status_fd, 4096)
+            chunk = os.read(self.terminal.status_fd, 4096)
         except BlockingIOError:
             return
         self._pending += chunk
@@ -238,7 +294,7 @@ class Job:
             return None
 
         code = self.wait(ended, "the launcher to exit", timeout) - 1000
-        self.shell.wait(TIMEOUT)
+        self.terminal.wait_for_shell()
         return code
 
     def stderr(self) -> str:
@@ -264,58 +320,34 @@ def state_dir(tray_env: dict[str, str]) -> Path:
 
 
 @pytest.fixture
-def terminal() -> Iterator[Terminal]:
-    master, slave = os.openpty()
-    os.set_blocking(master, False)
-    term = Terminal(master, slave, os.ttyname(slave))
-    term.resize(24, 80)
+def terminal(tray_env: dict[str, str], tmp_path: Path) -> Iterator[Terminal]:
+    term = Terminal(tray_env, tmp_path)
     try:
         yield term
     finally:
-        term.close_master()
-        os.close(slave)
+        term.close()
 
 
 @pytest.fixture
-def job_runner(
-    tmp_path: Path, tray_env: dict[str, str], terminal: Terminal, state_dir: Path
-) -> Iterator[Callable[..., Job]]:
-    """Start launchers as foreground jobs on ``terminal``; clean up whatever is left."""
+def job_runner(terminal: Terminal, tmp_path: Path, state_dir: Path) -> Iterator[Callable[..., Job]]:
+    """Start the launcher as the foreground job on ``terminal``; clean up whatever is left."""
     jobs: list[Job] = []
 
     def start(argv: Sequence[str], stdout_path: Path | None = None) -> Job:
-        status_read, status_write = os.pipe()
-        os.set_blocking(status_read, False)
-        stderr_path = tmp_path / f"stderr-{len(jobs)}"
-        shell = subprocess.Popen(
-            [
-                sys.executable,
-                "-c",
-                JOB_SHELL,
-                str(status_write),
-                terminal.path,
-                str(stdout_path) if stdout_path else "-",
-                str(stderr_path),
-                *argv,
-            ],
-            env=tray_env,
-            cwd=tmp_path,
-            pass_fds=(status_write,),
-            stdin=subprocess.DEVNULL,
-        )
-        os.close(status_write)
-        job = Job(terminal, shell, status_read, stderr_path)
+        assert not jobs, "one job per terminal"
+        stderr_path = tmp_path / "stderr"
+        terminal.run(argv, stdout_path, stderr_path)
+        job = Job(terminal, stderr_path)
         jobs.append(job)
         job.started()
         return job
 
     yield start
     for job in jobs:
-        if job.shell.poll() is None:
+        if job.pid and terminal.shell.isalive():
             with contextlib.suppress(ProcessLookupError):
                 os.kill(job.pid, signal.SIGKILL)
-            job.shell.wait(TIMEOUT)
-        os.close(job.status_fd)
+            terminal.wait_for_shell()
     # Commands whose launcher did not see them end (a test failed, or killed it).
     for session in sessions(state_dir) if state_dir.exists() else []:
         if session.child_pid and not pid_gone(session.child_pid):

@@ -23,6 +23,7 @@ from tray.launcher.terminal import (
 
 @pytest.fixture
 def pty_pair() -> Iterator[tuple[int, int]]:
+    # A bare pair, both ends in the test: ptyprocess makes a pty only with a process on it.
     master, slave = os.openpty()
     try:
         yield master, slave

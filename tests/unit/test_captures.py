@@ -18,8 +18,12 @@ import pytest
 from tray.protocol.records import Record, RecordTable
 from tray.protocol.report import Report, parse_body
 from tray.protocol.scanner import (
+    Bell,
+    CursorQuery,
     Event,
+    FocusReporting,
     FullReset,
+    Osc,
     PromptStart,
     Query,
     RawReport,
@@ -37,12 +41,15 @@ BEL = b"\x07"
 ST = b"\x1b\\"
 QUERY_BEL = b"\x1b]7501;?\x07"
 QUERY_ST = b"\x1b]7501;?\x1b\\"
+SIGNALS = (Bell, Osc, FocusReporting, CursorQuery)
 
 
 @dataclass
 class Outcome:
     output: bytes = b""
-    events: list[Event] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)  # those the record table acts on
+    # Bell, Osc, FocusReporting and CursorQuery: attention signals, not the table's.
+    signals: list[Event] = field(default_factory=list)
     reports: list[Report | None] = field(default_factory=list)  # one per RawReport
     snapshots: list[list[Record]] = field(default_factory=list)  # the table after each event
     records: list[Record] = field(default_factory=list)
@@ -58,6 +65,9 @@ def run(chunks: Iterable[bytes]) -> Outcome:
         result = scanner.feed(chunk)
         output += result.output
         for event in result.events:
+            if isinstance(event, SIGNALS):
+                outcome.signals.append(event)
+                continue
             now = float(len(outcome.events))
             outcome.events.append(event)
             if isinstance(event, RawReport):
@@ -70,7 +80,7 @@ def run(chunks: Iterable[bytes]) -> Outcome:
             elif isinstance(event, FullReset):
                 table.reset()
             outcome.snapshots.append(table.records())
-    output += scanner.flush_held()
+    output += scanner.finish()
     outcome.output = bytes(output)
     outcome.records = table.records()
     return outcome
@@ -104,8 +114,12 @@ def rec(
     app: str | None = None,
     title: str | None = None,
     msg: str | None = None,
+    since: float | None = None,
 ) -> Record:
-    return Record(record_id, state, kind, progress, app, title, msg, at)
+    # Every record here last changed when it was last updated, unless a test says so.
+    return Record(
+        record_id, state, kind, progress, app, title, msg, at, at if since is None else since
+    )
 
 
 def e(text: str) -> bytes:
@@ -339,6 +353,7 @@ def assert_golden(data: bytes, expected: Outcome) -> None:
     whole = run([data])
     assert whole.output == expected.output
     assert whole.events == expected.events
+    assert whole.signals == expected.signals
     assert whole.reports == expected.reports
     assert whole.snapshots == expected.snapshots
     windows = sequence_windows(data)
@@ -364,6 +379,8 @@ def test_captures_directory_holds_both_streams() -> None:
 def test_claude_code_capture() -> None:
     data = capture("claude-code-2.1.328.bin")
     assert data.count(QUERY_BEL) == 1
+    assert data.count(b"\x1b[?1004h") == 1
+    assert data.count(b"\x1b[?1004l") == 2
     message = "approve Bash: touch approved-file"
     bodies = [
         b"state=working:app=claude-code",
@@ -376,6 +393,8 @@ def test_claude_code_capture() -> None:
     expected = Outcome(
         output=data.replace(QUERY_BEL, b""),
         events=[Query(QUERY_BEL), *(RawReport(body) for body in bodies)],
+        # On at start, off as it exits (twice); no bell, no notification.
+        signals=[FocusReporting(True), FocusReporting(False), FocusReporting(False)],
         reports=[
             Report("working", app="claude-code"),
             Report("blocked", kind="permission", app="claude-code", msg=message),
@@ -399,6 +418,8 @@ def test_claude_code_capture() -> None:
 
 def test_codex_capture() -> None:
     data = capture("codex-0.169.0.bin")
+    assert data.count(b"\x1b[?1004h") == 1
+    assert data.count(b"\x1b[6n") == 1
     bodies = [
         b"state=working:app=codex",
         b"state=blocked:app=codex:kind=permission",
@@ -408,6 +429,8 @@ def test_codex_capture() -> None:
     expected = Outcome(
         output=data,
         events=[RawReport(body) for body in bodies],
+        # On at start, then a cursor position query; no bell, no notification.
+        signals=[FocusReporting(True), CursorQuery()],
         reports=[
             Report("working", app="codex"),
             Report("blocked", kind="permission", app="codex"),

@@ -8,7 +8,11 @@ from hypothesis import strategies as st
 
 from tray.protocol.scanner import (
     MAX_SEQUENCE,
+    Bell,
+    CursorQuery,
+    FocusReporting,
     FullReset,
+    Osc,
     PromptStart,
     Query,
     RawReport,
@@ -42,6 +46,7 @@ def test_reports_are_recorded_but_not_forwarded() -> None:
         RawReport(b"state=done"),
         Query(QUERY),
         PromptStart(),
+        Osc(133, b"A"),
         FullReset(),
     ]
 
@@ -67,15 +72,26 @@ def test_an_overlong_sequence_is_forwarded_not_held() -> None:
     assert scanner.held == 0
 
 
-def test_a_stalled_report_is_released_by_flush() -> None:
+def test_a_stalled_report_is_withheld_until_it_ends_or_the_output_does() -> None:
     scanner = Scanner(withhold_reports=True)
     result = scanner.feed(b"x\x1b]7501;state=wor")
     assert result.output == b"x"
     assert scanner.held == len(b"\x1b]7501;state=wor")
-    assert scanner.flush_held() == b"\x1b]7501;state=wor"
+    # However long nothing comes, nothing of it is let go.
+    assert scanner.feed(b"") == (b"", ())
     rest = scanner.feed(b"king\x07y")
-    assert rest.output == b"king\x07y"
+    assert rest.output == b"y"
     assert rest.events == (RawReport(b"state=working"),)
+    assert scanner.feed(b"\x1b]7501;state=do").output == b""
+    assert scanner.finish() == b"\x1b]7501;state=do"
+    assert scanner.held == 0
+
+
+def test_attention_signals_pass_through() -> None:
+    stream = b"\x07\x1b[?1004h\x1b[6n\x1b]9;hi\x07\x1b]133;D;0\x1b\\"
+    output, events = feed_all(Scanner(withhold_reports=True), [stream])
+    assert output == stream
+    assert events == [Bell(), FocusReporting(True), CursorQuery(), Osc(9, b"hi"), Osc(133, b"D;0")]
 
 
 @given(

@@ -221,6 +221,8 @@ class IconHost:
         self._ready = threading.Event()
         self._stopped = False
         self._state: tuple[IconState, int] = ("calm", 0)
+        self._tooltip: str | None = None
+        self._handovers: Counter[str] = Counter()
         self._slot: XorgSlot | None = None
         self._icon: Any = robust_icon_class(pystray.Icon)(name, icon=self._picture(), title=name)
 
@@ -237,8 +239,13 @@ class IconHost:
                 return module.removeprefix("pystray._")
         return type(self._icon).__module__
 
-    def apply(self, overview: Overview, menu: Any) -> None:
-        """Show ``overview`` and ``menu``; callable from any thread.
+    def apply(self, overview: Overview, menu: Any | None) -> None:
+        """Show ``overview``, and ``menu`` unless it is None; callable from any thread.
+
+        Only what looks different goes to the backend: every hand-over makes it redraw,
+        re-encode or re-export (the appindicator backend writes a PNG for an image, and
+        rebuilds and re-publishes the whole GTK menu for a menu). A menu of None keeps
+        the one shown; the caller decides when a menu is worth sending.
 
         On macOS, AppKit objects may only change on the main thread, so the change is
         handed to the main loop there; the Linux backends take it from any thread.
@@ -250,14 +257,33 @@ class IconHost:
         else:
             self._apply_now(overview, menu)
 
-    def _apply_now(self, overview: Overview, menu: Any) -> None:
+    def _apply_now(self, overview: Overview, menu: Any | None) -> None:
+        state = (overview.icon_state, overview.blocked_count)
         with self._lock:
-            self._state = (overview.icon_state, overview.blocked_count)
-            self._icon.icon = self._picture()
-            self._icon.title = overview.tooltip
-            self._icon.menu = menu
-            self._set_tooltip(overview.tooltip)
-            self._push_xorg_requests()
+            handed: list[str] = []
+            if state != self._state:
+                self._state = state
+                self._icon.icon = self._picture()
+                handed.append("icon")
+            if overview.tooltip != self._tooltip:
+                self._tooltip = overview.tooltip
+                self._icon.title = overview.tooltip
+                self._set_tooltip(overview.tooltip)
+                handed.append("tooltip")
+            if menu is not None:
+                self._icon.menu = menu
+                handed.append("menu")
+            self._handovers.update(handed)
+            if "icon" in handed:
+                self._push_xorg_requests()
+        if handed:
+            log.debug("handed to the tray: %s", ", ".join(handed))
+
+    @property
+    def handovers(self) -> dict[str, int]:
+        """How many times the icon, the tooltip and the menu went to the backend."""
+        with self._lock:
+            return dict(self._handovers)
 
     def reshow(self) -> None:
         """Hide and show the icon, so the backend looks for a tray host again.

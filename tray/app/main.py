@@ -1,13 +1,15 @@
 """Wires the tray app together; the only module that knows every part.
 
-Threads: pystray owns the main thread (macOS requires it). One worker thread reads the
-state directory when the watcher says it changed, or on a slow timer for liveness, and
-pushes the result to the icon, the menu and the notification policy.
+Threads: pystray owns the main thread (macOS requires it). One worker thread refreshes:
+it reads the session files the watcher says changed, or looks at the whole directory on a
+slow timer for liveness, and pushes the result to the icon, the menu and the notification
+policy. A refresh gate folds a storm of changes into a few refreshes a second.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import os
 import signal
 import sys
@@ -22,20 +24,29 @@ from tray.app.clipboard import copy_text
 from tray.app.focus import focus_session
 from tray.app.icon_host import IconHost, NoDisplayError
 from tray.app.instance import hold_app_lock
-from tray.app.memory import FILE_NAME, forget_missing, load_memory, save_memory
+from tray.app.memory import (
+    FILE_NAME,
+    forget_missing,
+    load_memory,
+    save_memory,
+    snooze,
+    unsnooze,
+)
 from tray.app.menu import build_menu
 from tray.app.notifier import Notifier
 from tray.app.overview import AppMemory, Overview, Row, StateSince, build_overview
 from tray.app.policy import NotificationPolicy, Ping, observe_session
+from tray.app.refresh import MenuPacer, RefreshGate, menu_text
 from tray.app.watcher import DirectoryWatcher
 from tray.commands.doctor import find_tray_host
 from tray.config import Config, load_config
 from tray.environment import Environment
 from tray.session import Session
-from tray.store import StateStore
+from tray.store import SessionCache, StateStore
 
-# Without a file event, sessions are re-read this often: a SIGKILLed launcher writes
-# nothing, so only a re-read finds it dead.
+# The whole directory is looked at again this often, and every live session's launcher
+# asked after: a SIGKILLed launcher writes nothing, so only this finds it dead, and it
+# also catches a change the watcher missed.
 LIVENESS_PERIOD = 2.0
 PAUSE_SECONDS = 3600.0
 # While there is no tray host, how often to look for one.
@@ -73,14 +84,19 @@ class TrayApp:
         config: Config,
         log: logging.Logger,
         host: IconHost,
-        notifier_factory: Callable[[Callable[[str], None]], Notifier],
+        notifier_factory: Callable[
+            [Callable[[str], None], Callable[[tuple[str, ...]], None]], Notifier
+        ],
     ) -> None:
         self._env = env
         self._config = config
         self._log = log
         self._store = StateStore(env.state_dir())
+        self._cache = SessionCache(self._store)
+        self._gate = RefreshGate()
+        self._next_rescan = -math.inf
         self._memory_path = env.state_dir() / FILE_NAME
-        self._memory = load_memory(self._memory_path, log)
+        self._memory = load_memory(self._memory_path, log, env.clock())
         self._changed = threading.Event()
         self._stopping = threading.Event()
         self._lock = threading.Lock()
@@ -88,13 +104,16 @@ class TrayApp:
         self._policy = NotificationPolicy(config.notify, env.clock, local_minute)
         if self._memory.paused_until is not None:
             self._policy.pause(self._memory.paused_until)
+        for session_id, until in self._memory.snoozed.items():
+            self._policy.snooze(session_id, until)
         self._since = StateSince()
         self._sessions: dict[str, Session] = {}
         self._overview: Overview | None = None
-        self._menu_key: object = None
+        self._shown_key: object = None
+        self._pacer = MenuPacer()
         self._warnings = OnceLog(log)
         self._host = host
-        self._notifier = notifier_factory(self.focus)
+        self._notifier = notifier_factory(self.focus, self._snooze)
         self._focus_requests: deque[str] = deque(maxlen=8)
         self._worker = threading.Thread(target=self._run_worker, name="tray-worker", daemon=True)
 
@@ -131,25 +150,63 @@ class TrayApp:
         while not self._stopping.is_set():
             while self._focus_requests:
                 self._focus_now(self._focus_requests.popleft())
-            try:
-                self.refresh()
-            except Exception:  # the icon must outlive any one bad refresh
-                self._log.exception("refresh failed")
-            self._changed.wait(self._timeout())
-            self._changed.clear()
+            now = self._env.clock()
+            wakeup = self._policy.next_wakeup()
+            if wakeup is not None and wakeup <= now:
+                self._gate.request()
+            held = self._pacer.due_at()
+            if held is not None and held <= now:
+                self._gate.request()
+            rescan = now >= self._next_rescan or not self._watcher.active
+            if self._gate.begin(now):
+                self._refresh_safely(now, rescan)
+            elif now >= self._next_rescan and self._gate.open_at(now) <= now:
+                # The timed look at everything runs when the gate is open, and leaves
+                # it open: a change right after it must not wait for the interval.
+                self._refresh_safely(now, rescan=True)
+            timeout = self._timeout(now, wakeup)
+            if self._gate.pending:
+                # A refresh is due at the interval's end; changes until then join it,
+                # so they need not wake this thread one by one.
+                self._stopping.wait(timeout)
+            elif self._changed.wait(timeout):
+                self._gate.request()
 
-    def _timeout(self) -> float:
-        wakeup = self._policy.next_wakeup()
-        timeout = LIVENESS_PERIOD
+    def _refresh_safely(self, now: float, rescan: bool) -> None:
+        if rescan:
+            self._next_rescan = now + LIVENESS_PERIOD
+        try:
+            self.refresh(rescan=rescan)
+        except Exception:  # the icon must outlive any one bad refresh
+            self._log.exception("refresh failed")
+
+    def _timeout(self, now: float, wakeup: float | None) -> float:
+        opens = self._gate.open_at(now)
+        moments = [max(self._next_rescan, opens)]
         if wakeup is not None:
-            timeout = min(timeout, max(0.0, wakeup - self._env.clock()))
-        return timeout
+            moments.append(max(wakeup, opens))
+        held = self._pacer.due_at()
+        if held is not None:
+            moments.append(max(held, opens))
+        ready = self._gate.ready_at(now)
+        if ready is not None:
+            moments.append(ready)
+        return min(LIVENESS_PERIOD, max(0.0, min(moments) - self._env.clock()))
 
     # One pass: read, show, notify.
 
-    def refresh(self) -> None:
+    def refresh(self, rescan: bool = True) -> None:
+        """Read what changed (everything, with ``rescan``), then show and notify."""
         now = self._env.clock()
-        sessions, problems = self._store.read_all(now)
+        # Cleared before the watcher's names are taken: a change noted after this is
+        # a new request, never lost, and one noted before is read now.
+        self._changed.clear()
+        changed = self._watcher.take_changes()
+        if rescan or changed is None:
+            self._cache.rescan()
+        else:
+            self._cache.reload(changed)
+        sessions, problems = self._cache.sessions()
         for problem in problems:
             self._warnings.problem(
                 str(problem.path), f"cannot read {problem.path.name}: {problem.reason}"
@@ -158,7 +215,7 @@ class TrayApp:
         keep_ended = self._config.sessions.keep_ended
         sessions = [s for s in sessions if s.alive or now - s.updated_at <= keep_ended]
         with self._lock:
-            self._memory = forget_missing(self._memory, {s.id for s in sessions})
+            self._memory = forget_missing(self._memory, {s.id for s in sessions}, now)
             memory = self._memory
             self._sessions = {s.id: s for s in sessions}
         shown = [s for s in sessions if s.id not in memory.dismissed]
@@ -174,15 +231,29 @@ class TrayApp:
         with self._lock:
             paused = self.paused
         key = (overview, paused, [int((now - row.since) // 60) for row in overview.rows])
-        if key == self._menu_key:
+        held = self._pacer.due_at()
+        if key == self._shown_key and (held is None or held > now):
             return
-        self._menu_key = key
+        self._shown_key = key
         self._overview = overview
-        self._host.apply(overview, build_menu(overview, self, now))
+        # What must reach the menu at once. The session ids are in it also because two
+        # sessions with the same words can swap places, and their actions must follow.
+        outline = (
+            overview.icon_state,
+            overview.blocked_count,
+            paused,
+            tuple((row.session_id, row.state, row.alive, row.unseen) for row in overview.rows),
+        )
+        menu = None
+        if self._pacer.ready(outline, now):
+            built = build_menu(overview, self, now)
+            if self._pacer.offer(outline, menu_text(built), now):
+                menu = built
+        self._host.apply(overview, menu)
 
     def _send(self, ping: Ping) -> None:
         key = ping.session_ids[0] if len(ping.session_ids) == 1 else ""
-        self._notifier.send(ping.title, ping.body, ping.urgency, key)
+        self._notifier.send(ping.title, ping.body, ping.urgency, key, snooze=ping.session_ids)
 
     # Menu actions (MenuActions) and notification clicks. They run on pystray's or the
     # notifier's thread, so they only change memory and wake the worker.
@@ -220,7 +291,16 @@ class TrayApp:
         row = self._row(session_id)
         if row is None or not row.msg:
             return
-        result = copy_text(row.msg, self._env.environ)
+        self._copy(row.msg)
+
+    def copy_record_message(self, session_id: str, record_id: str) -> None:
+        row = self._row(session_id)
+        message = row.message(record_id) if row is not None else None
+        if message:
+            self._copy(message)
+
+    def _copy(self, text: str) -> None:
+        result = copy_text(text, self._env.environ)
         if not result.ok:
             self._log.warning("copy failed: %s", result.message)
 
@@ -247,6 +327,19 @@ class TrayApp:
     def resume(self) -> None:
         self._policy.resume()
         self._remember(lambda m: replace(m, paused_until=None))
+
+    def snooze_hour(self, session_id: str) -> None:
+        self._snooze((session_id,))
+
+    def _snooze(self, session_ids: tuple[str, ...]) -> None:
+        until = self._env.clock() + PAUSE_SECONDS
+        for session_id in session_ids:
+            self._policy.snooze(session_id, until)
+        self._remember(lambda m: snooze(m, session_ids, until))
+
+    def unsnooze(self, session_id: str) -> None:
+        self._policy.unsnooze(session_id)
+        self._remember(lambda m: unsnooze(m, session_id))
 
     def quit(self) -> None:
         self._host.stop()
@@ -303,7 +396,13 @@ def run_app(env: Environment) -> int:
             "with AppIndicator: pip install 'tray[gtk]' and the system package "
             "gir1.2-ayatanaappindicator3-0.1"
         )
-    app = TrayApp(env, config, log, host, lambda on_click: Notifier("tray", on_click, log))
+    app = TrayApp(
+        env,
+        config,
+        log,
+        host,
+        lambda on_click, on_snooze: Notifier("tray", on_click, log, on_snooze),
+    )
     try:
         host.run(app.start)
     finally:

@@ -8,12 +8,19 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from collections.abc import Callable
-from datetime import datetime
 from pathlib import Path
 
 LOG_NAME = "launcher.log"
 LOG_LIMIT = 1 << 20
+
+
+def _local_time(seconds: float) -> str:
+    """Local ISO 8601 time to the millisecond; time, not datetime, which costs a launch 1 ms."""
+    whole = int(seconds // 1)
+    millis = int((seconds - whole) * 1000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(whole)) + f".{millis:03d}"
 
 
 class LauncherLog:
@@ -28,7 +35,7 @@ class LauncherLog:
     def __call__(self, message: str) -> None:
         if self._path is None:
             return
-        stamp = datetime.fromtimestamp(self._clock()).isoformat(timespec="milliseconds")
+        stamp = _local_time(self._clock())
         line = f"{stamp} {self._session_id} {' '.join(message.split())}\n"
         try:
             if self._fd < 0:

@@ -7,7 +7,12 @@ Timers are one interval timer (SIGALRM, which lands on the same pipe), armed onl
 the earliest deadline moves earlier, never a poll() timeout. A poll() with a timeout
 sets up and cancels a kernel timer on every sleep, twice per keystroke; in a virtual
 machine that costs several microseconds of each keystroke's round trip, while the
-deadlines here (state file writes, a held query, the drain at the end) change rarely.
+deadlines here (state file writes, the drain at the end) change rarely.
+
+Output that keeps coming is read again at once, without a poll() in between: the pty
+hands out at most 4 KB a read, and a poll() per read, with the loop's bookkeeping around
+it, cost more CPU than the read itself. Each read is written out at once, though: one big
+write to a terminal that reads slowly blocks and wakes over and over, and costs more.
 """
 
 from __future__ import annotations
@@ -24,14 +29,16 @@ from tray.launcher.log import LauncherLog
 from tray.launcher.recorder import SessionRecorder
 from tray.launcher.spawn import Spawned, exit_code
 from tray.launcher.terminal import RawMode, SignalPipe, get_size, set_size
-from tray.protocol.scanner import Scanner
+from tray.protocol.scanner import Event, Scanner
 
+# Also the most output read in a row, before the loop looks at input, signals and timers
+# again: a keystroke never waits long behind streaming output.
 READ_SIZE = 65536
+# A read at least this big suggests that the command streams output, and more is waiting.
+STREAMING_READ = 1024
 # Typed bytes the command has not read yet; past this we stop reading stdin, so a
 # command that never reads cannot make us block or grow without end.
 INPUT_LIMIT = 65536
-# How long a possibly split support query is withheld before it is passed on.
-HELD_WAIT = 0.03
 # After the command exits, a grandchild may still hold the pty open: read until it is
 # closed, or quiet this long, but never longer than the limit.
 DRAIN_SILENCE = 0.1
@@ -112,7 +119,6 @@ class PtyProxy:
         # No input at all: the command sees an empty one.
         self._eof_pending = not self._stdin_open
         self._last_input_newline = True
-        self._held_deadline: float | None = None
         self._status: int | None = None
         self._drain_deadline = math.inf
         self._drain_limit = math.inf
@@ -162,7 +168,8 @@ class PtyProxy:
                         self._on_stdin()
                     else:
                         self._on_signals()
-            self._pass_on(self._scanner.flush_held())
+            # A support query never completed: what is left of it can be shown now.
+            self._pass_on(self._scanner.finish())
         except TerminalGoneError as reason:
             return self._hang_up(str(reason))
         assert self._status is not None
@@ -198,9 +205,6 @@ class PtyProxy:
 
     def _deadline(self) -> float:
         deadline = self._drain_deadline
-        held = self._held_deadline
-        if held is not None and held < deadline:
-            deadline = held
         write_due = self._recorder.next_write()
         if write_due is not None and write_due < deadline:
             deadline = write_due
@@ -220,9 +224,6 @@ class PtyProxy:
         self._alarm_at = math.inf
 
     def _on_timers(self, now: float) -> None:
-        if self._held_deadline is not None and now >= self._held_deadline:
-            self._held_deadline = None
-            self._pass_on(self._scanner.flush_held())
         self._recorder.maybe_persist(now)
 
     # ----------------------------------------------------------------- bytes
@@ -234,35 +235,43 @@ class PtyProxy:
             self._read_master()
 
     def _read_master(self) -> bool:
-        """Pass on one chunk of the command's output; False when there is none now."""
-        try:
-            data = os.read(self._master, READ_SIZE)
-        except BlockingIOError:
-            return False
-        except OSError:  # EIO: no process has the pty open any more
-            data = b""
-        if not data:
-            self._master_eof = True
-            self._to_child.clear()
-            return False
-        result = self._scanner.feed(data)
-        if result.events:
-            answers = self._recorder.apply(result.events)
-            if answers:
-                # Straight into the command's input, ahead of whatever this chunk's
-                # output makes the terminal answer (the DA1 that follows the query).
-                self._to_child += answers
-                self._flush_to_child()
-        if result.output:
-            self._pass_on(result.output)
-        if self._scanner.held:
-            if self._held_deadline is None:
-                self._held_deadline = time.monotonic() + HELD_WAIT
-        else:
-            self._held_deadline = None
-        if self._status is not None:
+        """Pass on the command's output that is there now, up to READ_SIZE bytes; False
+        when there was none."""
+        master = self._master
+        feed = self._scanner.feed
+        pass_on = self._pass_on
+        size = 0
+        while size < READ_SIZE:
+            try:
+                data = os.read(master, READ_SIZE)
+            except BlockingIOError:
+                break
+            except OSError:  # EIO: no process has the pty open any more
+                data = b""
+            if not data:
+                self._master_eof = True
+                self._to_child.clear()
+                break
+            size += len(data)
+            output, events = feed(data)
+            if events:
+                self._on_events(events)
+            pass_on(output)
+            if len(data) < STREAMING_READ:
+                # Interactive output, an echo: the next keystroke matters more than a
+                # read that would most likely find nothing (and can wait for the pty).
+                break
+        if size and self._status is not None:
             self._drain_deadline = min(self._drain_limit, time.monotonic() + DRAIN_SILENCE)
-        return True
+        return size > 0
+
+    def _on_events(self, events: tuple[Event, ...]) -> None:
+        answers = self._recorder.apply(events)
+        if answers:
+            # Straight into the command's input, ahead of whatever this chunk's output
+            # makes the terminal answer (the DA1 that follows the query).
+            self._to_child += answers
+            self._flush_to_child()
 
     def _pass_on(self, data: bytes) -> None:
         if not data or self._stdout is None:

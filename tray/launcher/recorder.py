@@ -65,6 +65,7 @@ class SessionRecorder:
         """Record a chunk's events; return the answers owed to the command's queries."""
         now = self._clock()
         answers = b""
+        recorded = False
         for event in events:
             if isinstance(event, Query):
                 answers += event.answer
@@ -78,8 +79,14 @@ class SessionRecorder:
                 self._table.end_of_run()
             elif isinstance(event, FullReset):
                 self._table.reset()
-        self._changed_at = now
-        self._view_dirty = True
+            else:
+                # Bells, notifications, focus reporting and cursor queries are not
+                # recorded yet; a chunk with only those must not schedule a write.
+                continue
+            recorded = True
+        if recorded:
+            self._changed_at = now
+            self._view_dirty = True
         return answers
 
     def typed(self) -> None:

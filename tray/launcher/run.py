@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import signal
 import termios
-import traceback
 from collections.abc import Callable
 
 from tray.config import ConfigError, SessionsConfig, load_config
@@ -98,7 +96,7 @@ class Launcher:
     ) -> None:
         self._command = list(command)
         self._env = env
-        self._id = f"{os.getpid()}-{secrets.token_hex(3)}"
+        self._id = f"{os.getpid()}-{os.urandom(3).hex()}"
         self._state_dir = env.state_dir()
         self._store: StateStore | None = None
         self._log = LauncherLog(None, self._id, env.clock)
@@ -121,7 +119,6 @@ class Launcher:
         self._stdout: int | None = env.stdout_fd
         self._size_fd: int | None = None
         self._master = -1
-        self._slave = -1
         self._proxy: PtyProxy | None = None
 
     # ----------------------------------------------------------------- start and end
@@ -146,15 +143,8 @@ class Launcher:
         self._size_fd = next((fd for fd in (stdout, self._stdin) if os.isatty(fd)), None)
         self._open_store()
         try:
-            self._master, self._slave = os.openpty()
-        except OSError as error:
-            self._say(f"tray: cannot open a pseudo-terminal: {error.strerror}")
-            self._forget()
-            return CANNOT_START
-        try:
             return self._run_on(interactive)
         finally:
-            self._close_slave()
             if self._proxy is not None:
                 self._proxy.close_master()
             elif self._master >= 0:
@@ -162,30 +152,28 @@ class Launcher:
             self._master = -1
             self._log.close()
 
-    def _close_slave(self) -> None:
-        # Only the command's side may keep it open, or we would never see its end (EIO).
-        if self._slave >= 0:
-            os.close(self._slave)
-            self._slave = -1
-
     def _run_on(self, interactive: bool) -> int:
-        slave = self._slave
-        set_size(self._master, self._initial_size())
-        veof = self._configure_child_terminal(slave, interactive)
+        size = self._initial_size()
+        setup_terminal = self._child_terminal_setup(interactive, size)
         dispositions = child_dispositions()
         handled = [signum for signum in _OPTIONAL_SIGNALS if dispositions[signum] != signal.SIG_IGN]
         with SignalPipe([*_ALWAYS_SIGNALS, *handled]) as signals:
             try:
                 spawned = spawn(
-                    self._command, self._child_environ(), self._master, slave, dispositions
+                    self._command,
+                    self._child_environ(),
+                    (size.rows, size.columns),
+                    setup_terminal,
+                    dispositions,
                 )
             except CannotStartError as failure:
                 self._log(f"cannot start: {failure}")
                 self._say(str(failure))
                 self._forget()
                 return CANNOT_START
-            finally:
-                self._close_slave()
+            self._master = spawned.master
+            # As the keeper left them: termios calls on the master act on the tty.
+            veof = termios.tcgetattr(self._master)[CC][termios.VEOF]
             self._log(
                 f"started pid={os.getpid()} child={spawned.child} "
                 f"keeper={spawned.keeper} command={self._command!r}"
@@ -200,7 +188,7 @@ class Launcher:
                 signals=signals,
                 raw=raw,
                 size_fd=self._size_fd,
-                veof=veof,
+                veof=veof if isinstance(veof, bytes) else bytes([veof]),
                 tstp_ignored=dispositions[signal.SIGTSTP] == signal.SIG_IGN,
                 recorder=self._recorder,
                 log=self._log,
@@ -212,6 +200,8 @@ class Launcher:
                 with raw or contextlib.nullcontext():
                     code = proxy.run()
             except Exception:
+                import traceback  # noqa: PLC0415 - only for a crash, off the start-up path
+
                 self._log("launcher failed: " + traceback.format_exc())
                 proxy.hang_up_child()
                 self._finish(None)
@@ -249,23 +239,32 @@ class Launcher:
         environ["TRAY_STATE_DIR"] = str(self._state_dir)
         return environ
 
-    def _configure_child_terminal(self, slave: int, interactive: bool) -> bytes:
-        attributes = termios.tcgetattr(slave)
+    def _child_terminal_setup(self, interactive: bool, size: WindowSize) -> Callable[[int], None]:
+        """What the keeper does to the new pty (``fd``) before the command starts."""
+        user_attributes = None
         if interactive:
             # The user's own settings (erase key, IUTF8, ...) make line editing in the
             # command behave as it does in their shell.
             with contextlib.suppress(termios.error):
-                attributes = termios.tcgetattr(self._stdin)
-        else:
-            # Pipe mode: what goes in comes out unchanged. No echo, no "\n" -> "\r\n",
-            # and no byte of the data turned into a signal, flow control or a newline.
-            # Canonical mode stays on, or VEOF could not deliver an end of file.
-            attributes[LFLAG] &= ~(termios.ECHO | termios.ISIG | termios.IEXTEN)
-            attributes[OFLAG] &= ~termios.OPOST
-            attributes[IFLAG] &= ~(termios.ICRNL | termios.IXON | termios.IXOFF)
-        termios.tcsetattr(slave, termios.TCSANOW, attributes)
-        veof = attributes[CC][termios.VEOF]
-        return veof if isinstance(veof, bytes) else bytes([veof])
+                user_attributes = termios.tcgetattr(self._stdin)
+
+        def setup(fd: int) -> None:
+            # ptyprocess set rows and columns; the pixel size comes too.
+            set_size(fd, size)
+            attributes = user_attributes
+            if not interactive:
+                # Pipe mode: what goes in comes out unchanged. No echo, no "\n" -> "\r\n",
+                # and no byte of the data turned into a signal, flow control or a
+                # newline. Canonical mode stays on, or VEOF could not deliver an end
+                # of file.
+                attributes = termios.tcgetattr(fd)
+                attributes[LFLAG] &= ~(termios.ECHO | termios.ISIG | termios.IEXTEN)
+                attributes[OFLAG] &= ~termios.OPOST
+                attributes[IFLAG] &= ~(termios.ICRNL | termios.IXON | termios.IXOFF)
+            if attributes is not None:
+                termios.tcsetattr(fd, termios.TCSANOW, attributes)
+
+        return setup
 
     def _initial_size(self) -> WindowSize:
         size = get_size(self._size_fd) if self._size_fd is not None else None

@@ -1,15 +1,39 @@
 """Incremental scanner that splits a program's output into passthrough bytes and events.
 
-It finds OSC 7501 reports and support queries, OSC 133/633 ``A`` prompt marks and RIS in
-a byte stream cut at arbitrary read boundaries. Everything except a support query is
-passed through unchanged. Memory is bounded: an OSC is collected up to the 4096-byte
-sequence limit and no further.
+It reads a byte stream cut at arbitrary read boundaries and finds:
+
+- OSC 7501 reports (:class:`RawReport`) and support queries (:class:`Query`);
+- OSC 133 and 633 ``A`` prompt marks (:class:`PromptStart`), and every complete OSC 7,
+  9, 99, 133, 633 and 777 (:class:`Osc`);
+- RIS, ``ESC c`` (:class:`FullReset`);
+- a BEL outside any OSC, DCS, SOS, PM or APC string (:class:`Bell`);
+- DEC private mode 1004 turned on or off (:class:`FocusReporting`), and the cursor
+  position queries ``CSI 6 n`` and ``CSI ? 6 n`` (:class:`CursorQuery`).
+
+Everything except a support query is passed through unchanged. A support query is never
+passed on, not even in part, however slowly its bytes arrive: the bytes of a sequence that
+may still become one are withheld until it completes (and is dropped), turns out to be
+something else (and is released), or the output ends (:meth:`Scanner.finish`). Withholding
+a prefix of ``ESC ] 7501 ; ?`` hides nothing: a terminal would show nothing for it either.
+
+Plain text costs two memchr() scans a read. Other escape sequences (colours, cursor
+moves) are passed over inside the regular expression engine; only the few interesting
+ones, and a read boundary inside one, reach Python code.
+
+Memory is bounded: an OSC is collected up to the 4096-byte sequence limit and no further,
+the content of DCS, SOS, PM and APC strings is skipped and never collected, and a CSI is
+followed across reads only while it is short enough (:data:`MAX_CSI`) to be of interest.
+
+Where terminals differ, the scanner follows the VT500 parser that most of them share: an
+ESC that does not make ST ends an OSC or a string and starts a new escape sequence, and
+CAN or SUB cancels either.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 ESC = 0x1B
 BEL = 0x07
@@ -18,17 +42,48 @@ SUB = 0x1A
 BACKSLASH = 0x5C
 OSC_INTRODUCER = 0x5D  # "]" after ESC
 RIS_FINAL = 0x63  # "c" after ESC
+# DCS ("P"), SOS ("X"), PM ("^") and APC ("_") after ESC: strings that run up to ST.
+STRING_INTRODUCERS = b"PX^_"
 
 ST = b"\x1b\\"
 MAX_SEQUENCE = 4096
+# The longest CSI, from ESC to its final byte, that can give an event. Real mode changes
+# are a few bytes long; a longer one is passed through unrecognised.
+MAX_CSI = 64
 REPORT_PREFIX = b"7501;"
 PROMPT_MARKS = (b"133;A", b"633;A")
+# The OSC numbers reported as Osc events: cwd, notifications and shell integration.
+OSC_NUMBERS = (7, 9, 99, 133, 633, 777)
+FOCUS_MODE = 1004
 
-# Only "ESC ]" and "ESC c" start anything we track; a lone ESC at the end of a chunk may
-# become either. Every other escape sequence is skipped at C speed.
-_INTERESTING_ESC = re.compile(rb"\x1b(?:[\]c]|\Z)")
-_OSC_END = re.compile(rb"[\x07\x18\x1a\x1b]")
+_ESC_BYTE = bytes([ESC])
+_BEL_BYTE = bytes([BEL])
 _BLANKS = b" \t"
+# ESC, "]", then BEL: the least a complete OSC needs around its body.
+_MAX_BODY = MAX_SEQUENCE - 3
+_QUERY_ANSWER = b"\x1b]7501;?"
+
+# The escape sequences of interest, each found by a search of its own. Colours and cursor
+# moves, which fill a TUI's output, never leave the regular expression engine, and only
+# the sequences that give an event reach Python code.
+# ESC then "]", "P", "X", "^", "_" or "c": an OSC, a string, or RIS.
+_INTRODUCER = re.compile(rb"\x1b[\]c" + re.escape(STRING_INTRODUCERS) + rb"]")
+# A mode change with 1004 among its modes (group 1 its final byte), of at most MAX_CSI
+# bytes, or a cursor position query (group 1 None).
+_CSI_EVENT = re.compile(
+    rb"\x1b\[(?:\?(?:(?=[0-9;]{0,%d}[hl])(?:[0-9;]*;)?0*%d(?:;[0-9;]*)?([hl])|6n)|6n)"
+    % (MAX_CSI - 4, FOCUS_MODE)
+)
+# What a read may cut off that the next read could still make into something of interest:
+# a lone ESC, or the start of a mode change or a cursor position query.
+_CUT_OFF = re.compile(rb"\x1b(?:\[(?:\?[0-9;]*|6)?)?")
+_OSC_END = re.compile(rb"[\x07\x18\x1a\x1b]")
+# BEL is payload in these strings, never a terminator.
+_STRING_END = re.compile(rb"[\x18\x1a\x1b]")
+_QUERY_TAIL = re.compile(rb"[ \t]*(?:\?[ \t]*)?")
+
+_OSC_NUMBER_TEXT = frozenset(b"%d" % number for number in OSC_NUMBERS)
+_PROMPT_NUMBER_TEXT = frozenset(mark.split(b";")[0] for mark in PROMPT_MARKS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +102,10 @@ class RawReport:
 
 @dataclass(frozen=True, slots=True)
 class PromptStart:
-    """OSC 133 or OSC 633 ``A``: a new shell prompt begins."""
+    """OSC 133 or OSC 633 ``A``: a new shell prompt begins.
+
+    The same mark also gives an :class:`Osc`, right after this event.
+    """
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,22 +113,58 @@ class FullReset:
     """RIS (``ESC c``)."""
 
 
-Event = Query | RawReport | PromptStart | FullReset
-
-_NO_EVENTS: tuple[Event, ...] = ()
+@dataclass(frozen=True, slots=True)
+class Bell:
+    """A BEL outside any OSC, DCS, SOS, PM or APC string: the program rang the bell."""
 
 
 @dataclass(frozen=True, slots=True)
-class ScanResult:
+class Osc:
+    """A complete OSC 7, 9, 99, 133, 633 or 777 of at most 4096 bytes.
+
+    ``number`` is the decimal before the first ``;`` and ``payload`` everything after it,
+    without the terminator: ``Osc(133, b"D;0")``, ``Osc(777, b"notify;Title;Body")``.
+    """
+
+    number: int
+    payload: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class FocusReporting:
+    """``CSI ? ... h`` or ``CSI ? ... l`` with 1004 among its modes: focus events on or off."""
+
+    on: bool
+
+
+@dataclass(frozen=True, slots=True)
+class CursorQuery:
+    """``CSI 6 n`` or ``CSI ? 6 n``: a ``CSI row ; col R`` on the input is the reply."""
+
+
+Event = Query | RawReport | PromptStart | FullReset | Bell | Osc | FocusReporting | CursorQuery
+
+_NO_EVENTS: tuple[Event, ...] = ()
+_BELL = Bell()
+_FULL_RESET = FullReset()
+_PROMPT_START = PromptStart()
+_CURSOR_QUERY = CursorQuery()
+_FOCUS = {b"h": FocusReporting(True), b"l": FocusReporting(False)}
+
+
+class ScanResult(NamedTuple):
     output: bytes
     events: tuple[Event, ...]
 
 
-_QUERY_TAIL = re.compile(rb"[ \t]*(?:\?[ \t]*)?")
-_GROUND, _ESCAPE, _OSC, _OSC_ESCAPE = range(4)
+# One is made for every read: tuple.__new__ skips the named tuple's Python-level __new__.
+_new_result = tuple.__new__
 
 
-def _could_be_query(body: bytes) -> bool:
+_GROUND, _OSC, _OSC_ESCAPE, _STRING, _STRING_ESCAPE = range(5)
+
+
+def _could_be_query(body: bytes | bytearray) -> bool:
     """True while ``body`` (the bytes after ``ESC ]``) may still grow into a query."""
     if len(body) <= len(REPORT_PREFIX):
         return REPORT_PREFIX.startswith(body)
@@ -80,28 +174,20 @@ def _could_be_query(body: bytes) -> bool:
     )
 
 
-def _could_be_report(body: bytes) -> bool:
+def _could_be_report(body: bytes | bytearray) -> bool:
     """True while ``body`` may still grow into any OSC 7501 sequence."""
     if len(body) <= len(REPORT_PREFIX):
         return REPORT_PREFIX.startswith(body)
     return body.startswith(REPORT_PREFIX)
 
 
-def _is_query(body: bytes) -> bool:
-    return body.startswith(REPORT_PREFIX) and body[len(REPORT_PREFIX) :].strip(_BLANKS) == b"?"
-
-
-def _is_prompt_mark(body: bytes) -> bool:
-    return any(body == mark or body.startswith(mark + b";") for mark in PROMPT_MARKS)
-
-
 class Scanner:
     """Feed bytes in, get passthrough bytes and events out.
 
     A sequence that may still turn out to be a support query (which is never forwarded)
-    is a *candidate*, and its bytes are withheld. The caller releases them with
-    :meth:`flush_held` when no more bytes arrive for a short while. At most one sequence
-    is ever withheld, so this is bounded by the 4096-byte limit.
+    is a *candidate*, and its bytes are withheld, with no time limit. At most one
+    sequence is ever withheld, so this is bounded by the 4096-byte limit. When the output
+    has ended, :meth:`finish` gives back whatever is still withheld.
 
     With ``withhold_reports``, every OSC 7501 sequence is a candidate, and a complete
     one is not forwarded either. That is for a launcher inside another launcher's
@@ -111,7 +197,8 @@ class Scanner:
     __slots__ = (
         "_body",
         "_candidate",
-        "_esc_held",
+        "_carry",
+        "_carry_sent",
         "_held",
         "_holding",
         "_mode",
@@ -122,176 +209,284 @@ class Scanner:
     def __init__(self, withhold_reports: bool = False) -> None:
         self._withhold_reports = withhold_reports
         self._candidate = _could_be_report if withhold_reports else _could_be_query
+        self._reset()
+
+    def _reset(self) -> None:
         self._mode = _GROUND
-        self._body = bytearray()  # bytes after "ESC ]", up to the limit
+        # The start of an escape sequence that the last read cut off, looked at again
+        # with the next read: a lone ESC (withheld), or a CSI that may still be of
+        # interest (already forwarded).
+        self._carry = b""
+        self._carry_sent = False
+        self._body = bytearray()  # the current OSC's bytes after "ESC ]", up to the limit
         self._overflow = False
+        # The withheld bytes of the current OSC while it is a candidate, and a trailing ESC
+        # that may start a candidate.
         self._held = bytearray()
-        self._holding = True  # whether the current candidate's bytes are withheld
-        self._esc_held = False  # a pending ESC sits at the end of ``_held``
+        self._holding = False
 
     @property
     def held(self) -> int:
-        """How many bytes are withheld; non-zero means :meth:`flush_held` is due later."""
-        return len(self._held)
+        """How many bytes are withheld, waiting for the bytes that decide their fate."""
+        return len(self._held) + (0 if self._carry_sent else len(self._carry))
 
-    def flush_held(self) -> bytes:
-        """Give up waiting for a split query: release the withheld bytes.
-
-        The rest of the current sequence then passes straight through. If it still
-        completes as a query it is answered, and its terminator is forwarded so the
-        outer terminal does not stay inside a half-sent sequence.
-        """
-        out = bytes(self._held)
-        self._held.clear()
-        self._holding = False
-        self._esc_held = False
+    def finish(self) -> bytes:
+        """The output has ended: release what is withheld, and start afresh."""
+        out = (b"" if self._carry_sent else self._carry) + bytes(self._held)
+        self._reset()
         return out
 
     def feed(self, data: bytes) -> ScanResult:
-        if self._mode == _GROUND and _INTERESTING_ESC.search(data) is None:
-            return ScanResult(data, _NO_EVENTS)
+        # find() rather than "in": it goes straight to memchr(), and costs half as much.
+        if (
+            self._mode == _GROUND and not self._carry and data.find(ESC) < 0 and data.find(BEL) < 0
+        ) or not data:
+            return _new_result(ScanResult, (data, _NO_EVENTS))
         out: list[bytes] = []
         events: list[Event] = []
-        self._scan(data, out, events)
-        return ScanResult(b"".join(out), tuple(events) if events else _NO_EVENTS)
+        mode = self._mode
+        if mode == _GROUND:
+            carry = self._carry
+            if carry:
+                self._carry = b""
+                self._ground(carry + data, 0, len(carry) if self._carry_sent else 0, out, events)
+            else:
+                self._ground(data, 0, 0, out, events)
+        elif mode == _OSC:
+            self._continue_osc(data, out, events)
+        elif mode == _STRING:
+            self._continue_string(data, out, events)
+        else:
+            self._after_escape(data, out, events)
+        return _new_result(ScanResult, (b"".join(out), tuple(events) if events else _NO_EVENTS))
 
-    def _emit(self, chunk: bytes, out: list[bytes]) -> None:
+    # ----------------------------------------------------------------- ground
+
+    def _ground(
+        self, buf: bytes, pos: int, flushed: int, out: list[bytes], events: list[Event]
+    ) -> None:
+        """Scan ``buf`` from ``pos``; ``buf[flushed:pos]`` is passthrough not yet output."""
+        end = len(buf)
+        bell = buf.find(BEL, pos)
+        introducer = _INTRODUCER.search(buf, pos)
+        csi = _CSI_EVENT.search(buf, pos)
+        while True:
+            # A search's answer inside what was just consumed is out of date.
+            if 0 <= bell < pos:
+                bell = buf.find(BEL, pos)
+            if introducer is not None and introducer.start() < pos:
+                introducer = _INTRODUCER.search(buf, pos)
+            if csi is not None and csi.start() < pos:
+                csi = _CSI_EVENT.search(buf, pos)
+            start = end if introducer is None else introducer.start()
+            if csi is not None and csi.start() < start:
+                if 0 <= bell < csi.start():
+                    events.append(_BELL)
+                    pos = bell + 1
+                    continue
+                final = csi.group(1)
+                events.append(_CURSOR_QUERY if final is None else _FOCUS[final])
+                pos = csi.end()
+                continue
+            if 0 <= bell < start:
+                events.append(_BELL)
+                pos = bell + 1
+                continue
+            if start == end:
+                break
+            kind = buf[start + 1]
+            if kind == OSC_INTRODUCER:
+                stop = _OSC_END.search(buf, start + 2)
+                if stop is None:
+                    out.append(buf[flushed:start])
+                    self._enter_osc(buf[start:], False, out)
+                    return
+                at = stop.start()
+                terminator = buf[at]
+                if terminator == BEL or (terminator == ESC and buf[at + 1 : at + 2] == b"\\"):
+                    after = at + 1 if terminator == BEL else at + 2
+                    body = buf[start + 2 : at]
+                    valid = after - start <= MAX_SEQUENCE
+                    if self._complete(body, terminator == ESC, valid, events):
+                        out.append(buf[flushed:start])
+                        flushed = after
+                    pos = after
+                elif terminator == ESC and at + 1 == end:
+                    out.append(buf[flushed:start])
+                    self._enter_osc(buf[start:at], True, out)
+                    return
+                elif terminator == ESC:
+                    pos = at  # the OSC ends unapplied; its ESC starts anew
+                else:
+                    pos = at + 1  # CAN or SUB: cancelled, and itself ordinary output
+            elif kind == RIS_FINAL:
+                events.append(_FULL_RESET)
+                pos = start + 2
+            else:
+                pos = self._skip_string(buf, start + 2)
+                if pos < 0:
+                    out.append(buf[flushed:] if pos == -1 else buf[flushed:-1])
+                    return
+        cut = buf.rfind(ESC, max(pos, end - MAX_CSI + 1))
+        if cut >= 0 and _CUT_OFF.fullmatch(buf, cut) is not None:
+            if cut == end - 1:
+                # A lone ESC may start a query: withheld until its next byte is known.
+                out.append(buf[flushed:cut])
+                self._carry_sent = False
+            else:
+                # The start of a CSI: forwarded now, recognised with the next read.
+                out.append(buf[flushed:])
+                self._carry_sent = True
+            self._carry = buf[cut:]
+            return
+        out.append(buf[flushed:])
+
+    # ----------------------------------------------------------------- strings
+
+    def _skip_string(self, buf: bytes, pos: int) -> int:
+        """Where ground resumes after a DCS, SOS, PM or APC string whose content starts at
+        ``pos``; -1 when the read ends inside it, -2 when it ends with an ESC (withheld)."""
+        stop = _STRING_END.search(buf, pos)
+        if stop is None:
+            self._mode = _STRING
+            return -1
+        at = stop.start()
+        if buf[at] != ESC:
+            return at + 1  # CAN or SUB: cancelled, and itself ordinary output
+        if at + 1 == len(buf):
+            self._mode = _STRING_ESCAPE
+            self._held = bytearray(_ESC_BYTE)
+            return -2
+        return at + 2 if buf[at + 1] == BACKSLASH else at
+
+    def _continue_string(self, data: bytes, out: list[bytes], events: list[Event]) -> None:
+        resume = self._skip_string(data, 0)
+        if resume == -1:
+            out.append(data)
+        elif resume == -2:
+            out.append(data[:-1])
+        else:
+            self._mode = _GROUND
+            self._ground(data, resume, 0, out, events)
+
+    # ----------------------------------------------------------------- OSC
+
+    def _enter_osc(self, sequence: bytes, escaped: bool, out: list[bytes]) -> None:
+        """The read ended inside an OSC; ``sequence`` is it from its ESC, and ``escaped``
+        says whether an ESC, which may become ST, followed."""
+        body = sequence[2:]
+        self._overflow = len(body) > _MAX_BODY
+        self._body = bytearray() if self._overflow else bytearray(body)
+        self._holding = not self._overflow and self._candidate(body)
+        if self._holding:
+            self._held = bytearray(sequence)
+        else:
+            out.append(sequence)
+            self._held = bytearray()
+        if escaped:
+            self._held.append(ESC)
+            self._mode = _OSC_ESCAPE
+        else:
+            self._mode = _OSC
+
+    def _collect(self, chunk: bytes, out: list[bytes]) -> None:
         if self._holding:
             self._held += chunk
         else:
             out.append(chunk)
-
-    def _release(self, out: list[bytes]) -> None:
-        if self._held:
-            out.append(bytes(self._held))
-            self._held.clear()
-        self._esc_held = False
-
-    def _begin_escape(self) -> None:
-        """A lone ESC starts a new candidate; hold it until its next byte is known."""
-        self._mode = _ESCAPE
-        self._holding = True
-        self._held.append(ESC)
-        self._esc_held = True
-
-    def _to_ground(self) -> None:
-        self._mode = _GROUND
-        self._holding = True
-
-    def _scan(self, data: bytes, out: list[bytes], events: list[Event]) -> None:
-        pos = 0
-        end = len(data)
-        while pos < end:
-            mode = self._mode
-            if mode == _GROUND:
-                match = _INTERESTING_ESC.search(data, pos)
-                if match is None:
-                    out.append(data[pos:])
-                    return
-                start = match.start()
-                if start + 1 == end:
-                    out.append(data[pos:start])
-                    self._begin_escape()
-                    return
-                if data[start + 1] == RIS_FINAL:
-                    events.append(FullReset())
-                    out.append(data[pos : start + 2])
-                    pos = start + 2
-                    continue
-                out.append(data[pos:start])
-                self._begin_escape()
-                pos = start + 1
-            elif mode == _ESCAPE:
-                if data[pos] == OSC_INTRODUCER:
-                    self._esc_held = False
-                    self._emit(b"]", out)
-                    self._mode = _OSC
-                    self._body.clear()
-                    self._overflow = False
-                    pos += 1
-                    continue
-                self._release(out)
-                self._to_ground()
-                if data[pos] == RIS_FINAL:
-                    events.append(FullReset())
-                    out.append(b"c")
-                    pos += 1
-            elif mode == _OSC:
-                pos = self._scan_osc(data, pos, out, events)
-            else:
-                pos = self._after_osc_escape(data[pos], pos, out, events)
-
-    def _collect(self, chunk: bytes, out: list[bytes]) -> None:
-        self._emit(chunk, out)
         if self._overflow:
             return
-        # 3 bytes of framing (ESC, "]", BEL) is the least a complete sequence needs.
-        if len(self._body) + len(chunk) > MAX_SEQUENCE - 3:
+        if len(self._body) + len(chunk) > _MAX_BODY:
             self._overflow = True
             self._body.clear()
         else:
             self._body += chunk
-        if self._holding and (self._overflow or not self._candidate(bytes(self._body))):
+        if self._holding and (self._overflow or not self._candidate(self._body)):
             self._holding = False
-            self._release(out)
+            out.append(bytes(self._held))
+            self._held.clear()
 
-    def _scan_osc(self, data: bytes, pos: int, out: list[bytes], events: list[Event]) -> int:
-        match = _OSC_END.search(data, pos)
-        if match is None:
-            self._collect(data[pos:], out)
-            return len(data)
-        stop = match.start()
-        if stop > pos:
-            self._collect(data[pos:stop], out)
-        byte = data[stop]
-        if byte == BEL:
-            self._finish(b"\x07", st=False, out=out, events=events)
-        elif byte == ESC:
-            self._mode = _OSC_ESCAPE
+    def _continue_osc(self, data: bytes, out: list[bytes], events: list[Event]) -> None:
+        stop = _OSC_END.search(data)
+        if stop is None:
+            self._collect(data, out)
+            return
+        at = stop.start()
+        if at:
+            self._collect(data[:at], out)
+        terminator = data[at]
+        if terminator == BEL:
+            self._end_osc(data, at, at + 1, out, events)
+        elif terminator != ESC:  # CAN or SUB: cancelled, and itself ordinary output
+            out.append(bytes(self._held))
+            self._held.clear()
+            self._holding = False
+            self._mode = _GROUND
+            self._ground(data, at + 1, at, out, events)
+        elif at + 1 == len(data):
+            if not self._holding:
+                self._held = bytearray()
             self._held.append(ESC)
-            self._esc_held = True
+            self._mode = _OSC_ESCAPE
+        elif data[at + 1] == BACKSLASH:
+            self._end_osc(data, at, at + 2, out, events)
         else:
-            # CAN or SUB cancels the sequence; the byte itself is ordinary output.
-            self._release(out)
-            out.append(data[stop : stop + 1])
-            self._to_ground()
-        return stop + 1
+            out.append(bytes(self._held))
+            self._held.clear()
+            self._holding = False
+            self._mode = _GROUND
+            self._ground(data, at, at, out, events)
 
-    def _after_osc_escape(self, byte: int, pos: int, out: list[bytes], events: list[Event]) -> int:
-        if byte == BACKSLASH:
-            self._finish(b"\\", st=True, out=out, events=events)
-            return pos + 1
-        # An ESC that does not make ST ends the OSC unapplied and starts a new escape.
-        if self._esc_held:
-            del self._held[-1:]
-            self._release(out)
-            self._begin_escape()
-        else:
-            self._release(out)
-            self._mode = _ESCAPE
-            self._holding = False  # its ESC has already been released by a flush
-        return pos
-
-    def _finish(self, final: bytes, st: bool, out: list[bytes], events: list[Event]) -> None:
-        body = bytes(self._body)
-        size = 2 + len(body) + (2 if st else 1)
+    def _end_osc(
+        self, data: bytes, terminator: int, after: int, out: list[bytes], events: list[Event]
+    ) -> None:
+        """The OSC's terminator is ``data[terminator:after]`` (the rest of it, when its ESC
+        is withheld); ground follows."""
+        st = data[after - 1] == BACKSLASH
+        size = 2 + len(self._body) + (2 if st else 1)
         valid = not self._overflow and size <= MAX_SEQUENCE
-        if valid and _is_query(body):
-            events.append(Query(b"\x1b]7501;?" + (ST if st else b"\x07")))
-            if self._holding:
-                self._held.clear()
-                self._esc_held = False
-                self._to_ground()
+        # Only a candidate can be dropped, and a candidate was withheld whole.
+        if self._complete(bytes(self._body), st, valid, events):
+            flushed = after
+        else:
+            out.append(bytes(self._held))
+            flushed = terminator
+        self._held.clear()
+        self._holding = False
+        self._mode = _GROUND
+        self._ground(data, after, flushed, out, events)
+
+    def _after_escape(self, data: bytes, out: list[bytes], events: list[Event]) -> None:
+        """The last read ended with an ESC inside an OSC or a string."""
+        if data[0] == BACKSLASH:
+            if self._mode == _OSC_ESCAPE:
+                self._end_osc(data, 0, 1, out, events)
                 return
-        elif valid and body.startswith(REPORT_PREFIX):
+            out.append(_ESC_BYTE)
+            self._held.clear()
+            self._mode = _GROUND
+            self._ground(data, 1, 0, out, events)
+            return
+        # Not ST: the sequence ends unapplied, and the ESC starts a new one.
+        out.append(bytes(self._held[:-1]))
+        self._held.clear()
+        self._holding = False
+        self._mode = _GROUND
+        self._ground(_ESC_BYTE + data, 0, 0, out, events)
+
+    def _complete(self, body: bytes, st: bool, valid: bool, events: list[Event]) -> bool:
+        """A terminated OSC's events; True when it is not to be forwarded."""
+        if not valid:
+            return False
+        if body.startswith(REPORT_PREFIX):
+            if body[len(REPORT_PREFIX) :].strip(_BLANKS) == b"?":
+                events.append(Query(_QUERY_ANSWER + (ST if st else _BEL_BYTE)))
+                return True
             events.append(RawReport(body[len(REPORT_PREFIX) :]))
-            if self._withhold_reports and self._holding:
-                self._held.clear()
-                self._esc_held = False
-                self._to_ground()
-                return
-        elif valid and _is_prompt_mark(body):
-            events.append(PromptStart())
-        self._release(out)
-        out.append(final)
-        self._to_ground()
+            return self._withhold_reports
+        number, separator, payload = body.partition(b";")
+        if separator and number in _OSC_NUMBER_TEXT:
+            if number in _PROMPT_NUMBER_TEXT and (payload == b"A" or payload.startswith(b"A;")):
+                events.append(_PROMPT_START)
+            events.append(Osc(int(number), payload))
+        return False

@@ -1,0 +1,53 @@
+"""``tray run`` starts every agent: it imports the launcher, not the app or other commands."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from .conftest import TIMEOUT, Tray
+
+# The tray app and its libraries: seconds of start-up, and a display or D-Bus to boot.
+APP_MODULES = ("tray.app", "PIL", "pystray", "desktop_notifier", "watchdog", "dbus_fast")
+# What other commands need, and heavy standard modules the launcher does without.
+OTHER_MODULES = ("tray.commands", "argparse", "platformdirs", "subprocess", "asyncio", "secrets")
+
+
+def _imported(importtime: str) -> set[str]:
+    """The modules ``-X importtime`` reported, from its lines ``import time: us | us | name``."""
+    names = set()
+    for line in importtime.splitlines():
+        if line.startswith("import time:") and "|" in line:
+            name = line.rsplit("|", 1)[1].strip()
+            if name != "imported package":
+                names.add(name)
+    return names
+
+
+def _within(name: str, roots: tuple[str, ...]) -> bool:
+    return any(name == root or name.startswith(root + ".") for root in roots)
+
+
+@pytest.mark.parametrize("config_home", [True, False], ids=["xdg-config-home", "default-config"])
+def test_tray_run_imports_only_the_launcher(tray_home: Tray, config_home: bool) -> None:
+    environ = dict(tray_home.environ)
+    if not config_home:
+        environ.pop("XDG_CONFIG_HOME")  # then ~/.config, in the test's own home
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "tray", "run", "--", "true"],
+        env=environ,
+        cwd=tray_home.home,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    imported = _imported(result.stderr)
+    # The launcher really ran, and the report was read right.
+    assert {"tray.cli", "tray.launcher.run", "ptyprocess"} <= imported
+    assert sorted(name for name in imported if _within(name, APP_MODULES)) == []
+    assert sorted(name for name in imported if _within(name, OTHER_MODULES)) == []
