@@ -297,10 +297,11 @@ class PtyProxy:
             self._eof_pending = True
             self._flush_to_child()
             return
-        self._recorder.typed()
         self._last_input_newline = data.endswith(b"\n")
         self._to_child += data
         self._flush_to_child()
+        # After the bytes are on their way: telling keys from replies must not delay them.
+        self._recorder.input(data)
 
     def _flush_to_child(self) -> None:
         while True:

@@ -1,9 +1,9 @@
 """What the command reported, kept as the session's state file, written sparingly.
 
 A command may send thousands of reports a second and the user types all the time;
-the state file is rewritten at most every WRITE_INTERVAL for reports, and only every
-INPUT_WRITE_INTERVAL when nothing but the time of the last keystroke changed. Reports
-that change nothing a reader can see cause no write at all.
+the state file is rewritten at most every WRITE_INTERVAL for reports, focus changes and
+requests for attention, and only every INPUT_WRITE_INTERVAL when nothing but the time of
+the last keystroke changed. Reports that change nothing a reader can see cause no write.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from tray.launcher.log import LauncherLog
+from tray.launcher.watch import TerminalWatch
 from tray.protocol.records import RecordTable
 from tray.protocol.report import parse_body
 from tray.protocol.scanner import Event, FullReset, PromptStart, Query, RawReport
@@ -23,6 +24,9 @@ from tray.store import StateStore
 
 WRITE_INTERVAL = 0.1
 INPUT_WRITE_INTERVAL = 2.0
+# Input that ended inside what may be a terminal's reply is settled after this pause:
+# a lone ESC is then the Escape key.
+INPUT_PAUSE = 0.05
 
 
 def _visible(session: Session) -> dict[str, Any]:
@@ -45,8 +49,10 @@ class SessionRecorder:
         clock: Callable[[], float],
         log: LauncherLog,
         on_write: Callable[[Session, float], None] | None = None,
+        watch: TerminalWatch | None = None,
     ) -> None:
         self.session = session
+        self.watch = watch or TerminalWatch("", math.inf)
         self.store: StateStore | None = None
         self.log = log
         self._clock = clock
@@ -54,7 +60,9 @@ class SessionRecorder:
         self._table = RecordTable()
         self._source = "launcher"
         self._changed_at = session.updated_at
-        self._last_input_at: float | None = None
+        self._state: str | None = "working"
+        self._state_since = session.started_at
+        self._input_pause_due: float | None = None
         self._view_dirty = False
         self._input_dirty = False
         self._last_write = -math.inf
@@ -66,6 +74,7 @@ class SessionRecorder:
         now = self._clock()
         answers = b""
         recorded = False
+        others: list[Event] = []
         for event in events:
             if isinstance(event, Query):
                 answers += event.answer
@@ -79,47 +88,93 @@ class SessionRecorder:
                 self._table.end_of_run()
             elif isinstance(event, FullReset):
                 self._table.reset()
+                self.watch.output((event,), now)
             else:
-                # Bells, notifications, focus reporting and cursor queries are not
-                # recorded yet; a chunk with only those must not schedule a write.
+                # Bells, notifications, focus reporting, cursor queries: a chunk with
+                # only those schedules a write only when a reader would see a change.
+                others.append(event)
                 continue
             recorded = True
+        if others:
+            self.watch.output(others, now)
+            recorded = recorded or self.watch.changed
+            self.watch.changed = False
         if recorded:
             self._changed_at = now
             self._view_dirty = True
+            self._note_state(now)
         return answers
 
-    def typed(self) -> None:
-        """The user typed something: worth recording, but not in a hurry."""
-        self._last_input_at = self._clock()
-        self._input_dirty = True
+    def _note_state(self, now: float) -> None:
+        """Since when the session has been in its state: the policy's settle counts from it."""
+        state = self._table.state()
+        if state is None and self._source == "launcher":
+            state = "working"
+        if state != self._state:
+            self._state = state
+            self._state_since = now
+
+    def input(self, data: bytes) -> None:
+        """Bytes from the user's terminal: typing is worth recording, but not in a hurry;
+        focus moving is worth recording soon."""
+        now = self._clock()
+        self._took(self.watch.input(data, now), now)
+        self._input_pause_due = time.monotonic() + INPUT_PAUSE if self.watch.input_pending else None
+
+    def _took(self, typed: bool, now: float) -> None:
+        if typed:
+            self._input_dirty = True
+        if self.watch.changed:
+            self.watch.changed = False
+            self._changed_at = now
+            self._view_dirty = True
 
     def started(self, child_pid: int) -> None:
         self.session = dataclasses.replace(self.session, child_pid=child_pid)
         self.write(self.snapshot())
 
     def finish(self, code: int | None) -> None:
+        now = self._clock()
         self._table.end_of_run()
-        self.write(self.snapshot().ended(code, self._clock()))
+        self.watch.program_ended(now)
+        session = self.snapshot().ended(code, now)
+        # The launcher's own done or error is news as much as a record's would be.
+        if session.state != self._state:
+            session = dataclasses.replace(session, state_since=now)
+        self.write(session)
 
     def snapshot(self) -> Session:
+        watch = self.watch
         return dataclasses.replace(
             self.session,
             updated_at=self._changed_at,
             source=self._source,
             records=tuple(self._table.records()),
-            last_input_at=self._last_input_at,
+            last_input_at=watch.last_input_at,
+            cwd=watch.cwd or self.session.cwd,
+            focus=watch.focus,
+            focus_since=watch.focus_since,
+            state_since=self._state_since,
+            attention=watch.attention,
+            terminal_progress=watch.terminal_progress,
         )
 
     def next_write(self) -> float | None:
-        """When the next write is due (monotonic), or None when nothing is pending."""
+        """When the next write (or input settling) is due (monotonic), or None."""
+        due = self._input_pause_due
         if self._view_dirty:
-            return self._last_write + WRITE_INTERVAL
-        if self._input_dirty:
-            return self._last_write + INPUT_WRITE_INTERVAL
-        return None
+            write = self._last_write + WRITE_INTERVAL
+        elif self._input_dirty:
+            write = self._last_write + INPUT_WRITE_INTERVAL
+        else:
+            return due
+        return write if due is None else min(due, write)
 
     def maybe_persist(self, now: float) -> None:
+        if self._input_pause_due is not None and now >= self._input_pause_due:
+            self._input_pause_due = None
+            wall = self._clock()
+            self._took(self.watch.input_paused(wall), wall)
         due = self.next_write()
         if due is None or now < due:
             return

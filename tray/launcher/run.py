@@ -14,7 +14,7 @@ import signal
 import termios
 from collections.abc import Callable
 
-from tray.config import ConfigError, SessionsConfig, load_config
+from tray.config import Config, ConfigError, PolicySettings, load_config
 from tray.environment import Environment
 from tray.launcher.log import LOG_NAME, LauncherLog
 from tray.launcher.proxy import PtyProxy
@@ -32,6 +32,7 @@ from tray.launcher.terminal import (
     set_size,
     size_from_environ,
 )
+from tray.launcher.watch import TerminalWatch
 from tray.protocol.scanner import Scanner
 from tray.session import Session
 from tray.store import StateStore, StoreError, process_start_token
@@ -114,7 +115,9 @@ class Launcher:
             terminal=self._terminal_facts(),
             name_given=name is not None,
         )
-        self._recorder = SessionRecorder(session, env.clock, self._log, on_write)
+        # Until the config is read: the default threshold for a long shell command.
+        watch = TerminalWatch(os.uname().nodename, PolicySettings().done_after)
+        self._recorder = SessionRecorder(session, env.clock, self._log, on_write, watch)
         self._stdin = env.stdin_fd
         self._stdout: int | None = env.stdout_fd
         self._size_fd: int | None = None
@@ -292,10 +295,12 @@ class Launcher:
         # Ended sessions age out here too, so a machine without `tray status` or the
         # app still never piles up files. A bad config must not stop the command.
         try:
-            keep_ended = load_config(self._env).sessions.keep_ended
+            config = load_config(self._env)
         except ConfigError as error:
             self._log(f"config ignored: {error}")
-            keep_ended = SessionsConfig().keep_ended
+            config = Config()
+        keep_ended = config.sessions.keep_ended
+        self._recorder.watch.done_after = config.notify.done_after
         try:
             store.prune(self._env.clock(), keep_ended)
         except OSError as error:

@@ -39,7 +39,8 @@ class TerminalWatch:
 
     def __init__(self, hostname: str, done_after: float) -> None:
         self._hostname = hostname
-        self._done_after = done_after
+        # A shell command that ran at least this long is news (OSC 133); set from config.
+        self.done_after = done_after
         self._input = InputScanner()
         self._kitty = KittyAssembler()
         self._commands = CommandTracker()
@@ -161,7 +162,7 @@ class TerminalWatch:
 
     def _mark(self, mark: PromptMark, now: float) -> None:
         finished = self._commands.feed(mark, now)
-        if finished is None or finished.duration < self._done_after:
+        if finished is None or finished.duration < self.done_after:
             return  # short commands leave no trace
         self._add(
             Attention(
