@@ -35,7 +35,7 @@ from tray.app.memory import (
 from tray.app.menu import build_menu
 from tray.app.notifier import Notifier
 from tray.app.overview import AppMemory, Overview, Row, StateSince, build_overview
-from tray.app.policy import NotificationPolicy, Ping, observe_session
+from tray.app.policy import NotificationPolicy, Ping, observe
 from tray.app.refresh import MenuPacer, RefreshGate, menu_text
 from tray.app.watcher import DirectoryWatcher
 from tray.commands.doctor import find_tray_host
@@ -223,7 +223,8 @@ class TrayApp:
         overview = build_overview(shown, memory, since, now)
         self._show(overview, now)
         labels = {row.session_id: row.label for row in overview.rows}
-        self._policy.update([observe_session(s, labels[s.id], now) for s in shown])
+        # Every prompt (child records too) and every request for attention.
+        self._policy.update([o for s in shown for o in observe(s, labels[s.id], now)])
         for ping in self._policy.due():
             self._send(ping)
 
