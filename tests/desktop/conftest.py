@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from .apps import RunningApp, StartApp, start_app_process
 from .services import (
     BusMonitor,
     Dunst,
@@ -137,3 +138,21 @@ def sni_host(
         yield proc
     finally:
         stop_process(proc)
+
+
+@pytest.fixture
+def start_app(
+    desktop_env: dict[str, str], tmp_path: Path, dunst: Dunst, trayer: object
+) -> Iterator[StartApp]:
+    started: list[RunningApp] = []
+
+    def start(config: str = "", **extra_env: str) -> RunningApp:
+        dunst.close_all()
+        app = start_app_process({**desktop_env, **extra_env}, tmp_path, config)
+        started.append(app)
+        return app
+
+    yield start
+    for app in started:
+        stop_process(app.proc)
+        assert "Traceback" not in app.log, app.log

@@ -280,6 +280,59 @@ class Dunst:
         stop_process(self.proc)
 
 
+@dataclass
+class MenuDunst:
+    """A dunst on a bus of its own whose context menu is a stub dmenu: the stub keeps
+    what dunst offered and picks one button. The shared dunst's menu command cannot be
+    changed, hence a bus of its own."""
+
+    dunst: Dunst
+    bus: subprocess.Popen[bytes]
+    offered: Path  # what dunst wrote to the menu, one action a line
+
+    @property
+    def bus_env(self) -> dict[str, str]:
+        return {"DBUS_SESSION_BUS_ADDRESS": self.dunst.address}
+
+    def offered_text(self) -> str:
+        try:
+            return self.offered.read_text()
+        except FileNotFoundError:
+            return ""
+
+    def stop(self) -> None:
+        self.dunst.stop()
+        stop_process(self.bus)
+
+
+def start_menu_dunst(display: str, directory: Path, pick: str) -> MenuDunst:
+    """Start a bus and a dunst whose context menu picks the button labelled ``pick``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    bus, address = start_bus(directory / "bus")
+    try:
+        env = base_env(DISPLAY=display, DBUS_SESSION_BUS_ADDRESS=address)
+        offered = directory / "offered.txt"
+        menu = directory / "dmenu"
+        menu.write_text(f"#!/bin/sh\ntee {offered} | grep -m 1 -F '{pick}'\n")
+        menu.chmod(0o755)
+        config = directory / "dunstrc"
+        config.write_text(
+            f"[global]\n    dmenu = {menu}\n    idle_threshold = 0\n"
+            "[urgency_normal]\n    timeout = 0\n[urgency_critical]\n    timeout = 0\n"
+        )
+        log = directory / "dunst.log"
+        proc = _popen(["dunst", "-config", str(config)], env, log, stdout=subprocess.DEVNULL)
+        try:
+            _wait_for_name(env, NOTIFICATIONS, proc, log)
+        except BaseException:
+            stop_process(proc)
+            raise
+    except BaseException:
+        stop_process(bus)
+        raise
+    return MenuDunst(Dunst(proc, env), bus, offered)
+
+
 def start_dunst(env: Mapping[str, str], directory: Path) -> Dunst:
     """Start dunst with ``env`` (DISPLAY and DBUS_SESSION_BUS_ADDRESS set) and a config of
     its own, so the user's dunstrc is never read; returns once it owns the name."""

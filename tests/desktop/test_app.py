@@ -10,12 +10,9 @@ from __future__ import annotations
 import base64
 import json
 import math
-import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -23,6 +20,7 @@ import pytest
 from tray.app.refresh import MENU_TEXT_PERIOD
 from tray.store import StateStore
 
+from .apps import TIMEOUT, RunningApp, StartApp, start_app_process
 from .screen import (
     TRAYER,
     colour_count,
@@ -45,79 +43,8 @@ from .services import (
 from .sessions import blocked, live_session, working
 from .waiting import wait_for
 
-REPO = Path(__file__).resolve().parents[2]
-TIMEOUT = 30.0
 BURST_WINDOW = 3
 STORM_ROUNDS = 30
-
-
-@dataclass
-class RunningApp:
-    proc: subprocess.Popen[bytes]
-    state_dir: Path
-    env: dict[str, str]
-
-    @property
-    def log(self) -> str:
-        try:
-            return (self.state_dir / "app.log").read_text(errors="replace")
-        except FileNotFoundError:
-            return ""
-
-
-def _start_app(
-    desktop_env: dict[str, str],
-    tmp_path: Path,
-    config: str,
-    argv: tuple[str, ...] = ("-m", "tray", "app"),
-    stderr: Path | None = None,
-) -> RunningApp:
-    state_dir = tmp_path / "state"  # a test may fill it before the app starts
-    config_home = tmp_path / "config"
-    (config_home / "tray").mkdir(parents=True)
-    (config_home / "tray" / "config.toml").write_text(config)
-    env = {
-        **desktop_env,
-        "TRAY_STATE_DIR": str(state_dir),
-        "XDG_CONFIG_HOME": str(config_home),
-        "PYTHONPATH": str(REPO),
-    }
-    with open(stderr or os.devnull, "wb") as sink:
-        proc = subprocess.Popen(
-            [sys.executable, *argv],
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=sink,
-        )
-    app = RunningApp(proc, state_dir, env)
-    try:
-        wait_for(lambda: "tray backend:" in app.log, TIMEOUT, what="the app to start")
-    except BaseException:
-        stop_process(proc)
-        raise
-    return app
-
-
-StartApp = Callable[..., RunningApp]
-
-
-@pytest.fixture
-def start_app(
-    desktop_env: dict[str, str], tmp_path: Path, dunst: Dunst, trayer: object
-) -> Iterator[StartApp]:
-    started: list[RunningApp] = []
-
-    def start(config: str = "", **extra_env: str) -> RunningApp:
-        dunst.close_all()
-        app = _start_app({**desktop_env, **extra_env}, tmp_path, config)
-        started.append(app)
-        return app
-
-    yield start
-    for app in started:
-        stop_process(app.proc)
-        assert "Traceback" not in app.log, app.log
 
 
 def _b64(text: str) -> str:
@@ -426,7 +353,7 @@ def test_without_a_tray_host_the_app_warns_once_and_docks_when_one_comes(
         bus, address = start_bus(tmp_path / "bus")
         procs.append(bus)
         env = base_env(DISPLAY=display, DBUS_SESSION_BUS_ADDRESS=address)
-        app = _start_app({**env, "PYSTRAY_BACKEND": backend}, tmp_path, "")
+        app = start_app_process({**env, "PYSTRAY_BACKEND": backend}, tmp_path, "")
         procs.append(app.proc)
         wait_for(lambda: "tray host: none" in app.log, TIMEOUT, what="the warning")
         # A tray that comes before the icon is up is the start-up case, not this one.
@@ -473,7 +400,7 @@ def test_a_storm_of_changes_hands_the_tray_few_menus_and_no_images(
 ) -> None:
     dunst.close_all()
     handover_log = tmp_path / "handovers.log"
-    app = _start_app(
+    app = start_app_process(
         desktop_env,
         tmp_path,
         "[notify]\nsettle = 0\n",

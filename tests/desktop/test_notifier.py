@@ -9,7 +9,6 @@ import signal
 import subprocess
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -20,12 +19,14 @@ from .services import (
     NOTIFICATIONS,
     BusMonitor,
     Dunst,
+    MenuDunst,
     NotifyCall,
     base_env,
     name_has_owner,
     parse_notify_calls,
     start_bus,
     start_dunst,
+    start_menu_dunst,
     stop_process,
 )
 from .waiting import wait_for
@@ -392,51 +393,16 @@ def test_a_click_still_focuses_when_the_snooze_button_is_there(
     assert snoozes == []
 
 
-@dataclass
-class MenuDunst:
-    """A dunst of its own whose context menu is a stub dmenu: it keeps what dunst
-    offered and picks the snooze button."""
-
-    dunst: Dunst
-    offered: Path  # what dunst wrote to the menu, one action a line
-
-
-def _wait_owned(env: dict[str, str], proc: subprocess.Popen[bytes]) -> bool:
-    if proc.poll() is not None:
-        raise RuntimeError(f"dunst exited with {proc.returncode}")
-    return name_has_owner(env, NOTIFICATIONS)
-
-
 @pytest.fixture
 def menu_dunst(
     xvfb_display: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[MenuDunst]:
-    """The shared dunst's menu command cannot be changed, so this one runs on a bus of
-    its own."""
-    bus, address = start_bus(tmp_path / "bus")
-    procs: list[subprocess.Popen[bytes]] = [bus]
+    started = start_menu_dunst(xvfb_display, tmp_path / "menu-dunst", SNOOZE_LABEL)
     try:
-        env = base_env(DISPLAY=xvfb_display, DBUS_SESSION_BUS_ADDRESS=address)
-        offered = tmp_path / "offered.txt"
-        menu = tmp_path / "dmenu"
-        menu.write_text(f"#!/bin/sh\ntee {offered} | grep -m 1 -F '{SNOOZE_LABEL}'\n")
-        menu.chmod(0o755)
-        config = tmp_path / "dunstrc"
-        config.write_text(
-            f"[global]\n    dmenu = {menu}\n    idle_threshold = 0\n"
-            "[urgency_normal]\n    timeout = 0\n"
-        )
-        with open(tmp_path / "dunst.log", "wb") as log:
-            proc = subprocess.Popen(
-                ["dunst", "-config", str(config)], env=env, stdout=subprocess.DEVNULL, stderr=log
-            )
-        procs.append(proc)
-        wait_for(lambda: _wait_owned(env, proc), what="dunst on its own bus")
-        monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", address)
-        yield MenuDunst(Dunst(proc, env), offered)
+        monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", started.dunst.address)
+        yield started
     finally:
-        for proc in reversed(procs):
-            stop_process(proc)
+        started.stop()
 
 
 def test_pressing_snooze_hands_the_sessions_to_on_snooze(
