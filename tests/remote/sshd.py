@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import getpass
+import json
 import os
 import shlex
 import signal
@@ -221,10 +222,19 @@ class Sshd:
         ]
 
 
+def tray_command() -> str:
+    """The installed ``tray`` beside this Python (a venv's console script), for the
+    remote to run as a user's would be; ``python -m tray`` where there is none."""
+    script = Path(sys.executable).with_name("tray")
+    if script.is_file() and os.access(script, os.X_OK):
+        return shlex.quote(str(script))
+    return f"{shlex.quote(sys.executable)} -m tray"
+
+
 @dataclass
 class Remote:
     """A tray "on another machine": its own state and config directories, and a
-    ``tray`` wrapper that runs the stream for the stream's command line."""
+    ``tray`` wrapper that runs the real ``tray`` with them."""
 
     root: Path
 
@@ -235,7 +245,6 @@ class Remote:
         self.config_home.mkdir(parents=True)
         self.store = StateStore(self.state_dir)
         self.tray = self.root / "tray"
-        python = shlex.quote(sys.executable)
         self.tray.write_text(
             "\n".join(
                 [
@@ -243,12 +252,7 @@ class Remote:
                     f"export TRAY_STATE_DIR={shlex.quote(str(self.state_dir))}",
                     f"export XDG_CONFIG_HOME={shlex.quote(str(self.config_home))}",
                     "export PYTHONDONTWRITEBYTECODE=1",
-                    # Until `tray status --watch --format jsonl` is wired into the command
-                    # line, the stream's own entry point stands in for it.
-                    'if [ "$*" = "status --watch --format jsonl" ]; then',
-                    f'  exec {python} -m tray.remote.stream "$@"',
-                    "fi",
-                    f'exec {python} -m tray "$@"',
+                    f'exec {tray_command()} "$@"',
                     "",
                 ]
             ),
@@ -268,7 +272,7 @@ class Remote:
         return [
             pid
             for pid in processes_with_environ(self.marker)
-            if b"tray.remote.stream" in _cmdline(pid)
+            if b"\0--format\0jsonl" in _cmdline(pid)
         ]
 
 
@@ -295,6 +299,25 @@ def host_config(
         ssh_options=tuple(sshd.client_options(key, known_hosts)),
         remote_command=remote_command or shlex.quote(str(remote.tray)),
     )
+
+
+def hosts_toml(*hosts: HostConfig) -> str:
+    """``[[hosts]]`` tables for config.toml; JSON strings are TOML basic strings."""
+    tables = []
+    for host in hosts:
+        tables.append(
+            "\n".join(
+                [
+                    "[[hosts]]",
+                    f"name = {json.dumps(host.name)}",
+                    f"destination = {json.dumps(host.destination)}",
+                    f"ssh_options = {json.dumps(list(host.ssh_options))}",
+                    f"remote_command = {json.dumps(host.remote_command)}",
+                    "",
+                ]
+            )
+        )
+    return "\n".join(tables)
 
 
 def client_environ() -> dict[str, str]:

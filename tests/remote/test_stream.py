@@ -11,7 +11,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -140,7 +140,7 @@ def test_many_changes_are_coalesced(state_dir: Path) -> None:
         stream.next_frame()
         started = time.monotonic()
         for index in range(40):
-            store.write(replace(make_session("1-a"), updated_at=1000.0 + index))
+            store.write(make_session("1-a").replace(updated_at=1000.0 + index))
             time.sleep(0.01)
         states = []
         for frame in stream.frames(timeout=3):
@@ -175,9 +175,9 @@ def test_it_ends_when_its_reader_goes_away(state_dir: Path) -> None:
 def test_sessions_are_read_with_liveness_and_expiry(state_dir: Path, tmp_path: Path) -> None:
     store = StateStore(state_dir)
     dead = make_session("1-dead")
-    store.write(replace(dead, pid=2**22 + 9, pid_start=None))  # its launcher is gone
+    store.write(dead.replace(pid=2**22 + 9, pid_start=None))  # its launcher is gone
     ended = make_session("2-old", alive=False)
-    store.write(replace(ended, updated_at=time.time() - 7 * 86400))
+    store.write(ended.replace(updated_at=time.time() - 7 * 86400))
     with streaming(state_dir) as stream:
         sessions = stream.next_frame().json()["sessions"]
     assert [(s["id"], s["alive"]) for s in sessions] == [("1-dead", False)]

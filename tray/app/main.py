@@ -4,6 +4,9 @@ Threads: pystray owns the main thread (macOS requires it). One worker thread ref
 it reads the session files the watcher says changed, or looks at the whole directory on a
 slow timer for liveness, and pushes the result to the icon, the menu and the notification
 policy. A refresh gate folds a storm of changes into a few refreshes a second.
+
+Each ``[[hosts]]`` entry has a link thread of its own (:class:`HostLinks`): it hands over
+the host's latest sessions and its health, which the worker merges with the local ones.
 """
 
 from __future__ import annotations
@@ -37,10 +40,14 @@ from tray.app.notifier import Notifier
 from tray.app.overview import AppMemory, Overview, Row, StateSince, build_overview
 from tray.app.policy import NotificationPolicy, Ping, observe
 from tray.app.refresh import MenuPacer, RefreshGate, menu_text
+from tray.app.remote import Hush, OldNews, kept_ids, remote_view
 from tray.app.watcher import DirectoryWatcher
 from tray.commands.doctor import find_tray_host
 from tray.config import Config, load_config
 from tray.environment import Environment
+from tray.remote.hosts import HostConfig
+from tray.remote.link import HostLinks, HostStatus, dismiss_remote, focus_remote
+from tray.remote.sessions import RemoteState, remote_tmux, split_remote_id
 from tray.session import Session
 from tray.store import SessionCache, StateStore
 
@@ -115,6 +122,22 @@ class TrayApp:
         self._host = host
         self._notifier = notifier_factory(self.focus, self._snooze)
         self._focus_requests: deque[str] = deque(maxlen=8)
+        # Written by the links' threads under the lock, read by the worker.
+        self._host_states: dict[str, RemoteState] = {}
+        self._host_statuses: dict[str, HostStatus] = {}
+        self._first_states: list[RemoteState] = []
+        # The worker's own.
+        self._old_news = OldNews()
+        self._hush = Hush()
+        # Also read by the menu's actions: replaced whole, never changed in place.
+        self._stale: frozenset[str] = frozenset()
+        self._links = HostLinks(
+            config.hosts,
+            self._on_host_state,
+            self._on_host_status,
+            environ=env.environ,
+            log=log,
+        )
         self._worker = threading.Thread(target=self._run_worker, name="tray-worker", daemon=True)
 
     # Lifecycle
@@ -122,6 +145,7 @@ class TrayApp:
     def start(self) -> None:
         self._watcher.start()
         self._worker.start()
+        self._links.start()
         threading.Thread(target=self._watch_tray_host, name="tray-host", daemon=True).start()
         self._log.info("icon shown; watching %s", self._store.directory)
 
@@ -142,6 +166,8 @@ class TrayApp:
     def stop(self) -> None:
         self._stopping.set()
         self._changed.set()
+        # Before the worker: no host callback may wake a worker that is gone.
+        self._links.stop()
         self._watcher.stop()
         self._worker.join(timeout=5)
         self._notifier.close()
@@ -215,16 +241,30 @@ class TrayApp:
         keep_ended = self._config.sessions.keep_ended
         sessions = [s for s in sessions if s.alive or now - s.updated_at <= keep_ended]
         with self._lock:
-            self._memory = forget_missing(self._memory, {s.id for s in sessions}, now)
+            states = dict(self._host_states)
+            statuses = dict(self._host_statuses)
+            first_states, self._first_states = self._first_states, []
+        view = remote_view(self._config.hosts, states, statuses, now, keep_ended)
+        sessions += view.sessions
+        for state in first_states:
+            self._old_news.note(state, now)
+        present = {s.id for s in sessions}
+        self._old_news.keep(present)
+        with self._lock:
+            kept = kept_ids(self._memory, present, view.waiting)
+            self._memory = forget_missing(self._memory, kept, now)
             memory = self._memory
             self._sessions = {s.id: s for s in sessions}
+            self._stale = view.stale
         shown = [s for s in sessions if s.id not in memory.dismissed]
         since = self._since.update(shown, now)
-        overview = build_overview(shown, memory, since, now)
+        overview = build_overview(shown, memory, since, now, stale=view.stale, hosts=view.hosts)
         self._show(overview, now)
         labels = {row.session_id: row.label for row in overview.rows}
+        self._hush.apply(self._policy, view.stale, memory, now)
         # Every prompt (child records too) and every request for attention.
-        self._policy.update([o for s in shown for o in observe(s, labels[s.id], now)])
+        observations = [o for s in shown for o in observe(s, labels[s.id], now)]
+        self._policy.update(self._old_news.quiet(observations))
         for ping in self._policy.due():
             self._send(ping)
 
@@ -243,7 +283,11 @@ class TrayApp:
             overview.icon_state,
             overview.blocked_count,
             paused,
-            tuple((row.session_id, row.state, row.alive, row.unseen) for row in overview.rows),
+            tuple(
+                (row.session_id, row.state, row.alive, row.unseen, row.stale)
+                for row in overview.rows
+            ),
+            overview.hosts,
         )
         menu = None
         if self._pacer.ready(outline, now):
@@ -255,6 +299,26 @@ class TrayApp:
     def _send(self, ping: Ping) -> None:
         key = ping.session_ids[0] if len(ping.session_ids) == 1 else ""
         self._notifier.send(ping.title, ping.body, ping.urgency, key, snooze=ping.session_ids)
+
+    # The hosts' links call these on their own threads.
+
+    def _on_host_state(self, host: str, state: RemoteState) -> None:
+        with self._lock:
+            self._host_states[host] = state
+            if state.initial:
+                self._first_states.append(state)
+        self._changed.set()
+
+    def _on_host_status(self, host: str, status: HostStatus) -> None:
+        with self._lock:
+            self._host_statuses[host] = status
+        # The link itself warns once when a host is lost; this notes when it is back.
+        if status.state == "connected":
+            self._log.info("%s: connected", host)
+        self._changed.set()
+
+    def _host_config(self, name: str) -> HostConfig | None:
+        return next((host for host in self._config.hosts if host.name == name), None)
 
     # Menu actions (MenuActions) and notification clicks. They run on pystray's or the
     # notifier's thread, so they only change memory and wake the worker.
@@ -283,10 +347,40 @@ class TrayApp:
         if session is not None and session.running:
             return
         self._remember(lambda m: replace(m, dismissed=m.dismissed | {session_id}))
+        self._dismiss_remote([session_id])
 
     def clear_finished(self) -> None:
-        ended = {s.id for s in self._sessions.values() if not s.running}
+        # A lost host's sessions are left alone: what they show may be long out of date.
+        stale = self._stale
+        ended = {s.id for s in self._sessions.values() if not s.running and s.id not in stale}
         self._remember(lambda m: replace(m, dismissed=m.dismissed | ended))
+        self._dismiss_remote(sorted(ended))
+
+    def _dismiss_remote(self, session_ids: list[str]) -> None:
+        """Dismiss remote sessions on their hosts too, one ssh per host, in the
+        background: the app's memory already hides them, and a slow host must not hold
+        up the menu."""
+        batches: dict[str, list[str]] = {}
+        for session_id in session_ids:
+            parts = split_remote_id(session_id)
+            if parts is not None:
+                batches.setdefault(parts[0], []).append(session_id)
+        for name, batch in batches.items():
+            host = self._host_config(name)
+            if host is not None:
+                threading.Thread(
+                    target=self._dismiss_on_host,
+                    args=(host, batch),
+                    name=f"tray-dismiss-{name}",
+                    daemon=True,
+                ).start()
+
+    def _dismiss_on_host(self, host: HostConfig, session_ids: list[str]) -> None:
+        ok, message = dismiss_remote(host, session_ids, environ=self._env.environ)
+        if ok:
+            self._log.info("%s: dismissed %d session(s)", host.name, len(session_ids))
+        else:
+            self._log.warning("cannot dismiss on %s: %s", host.name, message)
 
     def copy_message(self, session_id: str) -> None:
         row = self._row(session_id)
@@ -316,9 +410,26 @@ class TrayApp:
         if session is None:
             return
         self.mark_seen(session_id)
+        parts = split_remote_id(session_id)
+        if parts is not None:
+            self._focus_remote(parts[0], session)
+            return
         result = focus_session(session.terminal, env=self._env.environ)
         if not result.ok:
             self._log.warning("cannot focus %s: %s", session.name, result.message)
+
+    def _focus_remote(self, name: str, session: Session) -> None:
+        host = self._host_config(name)
+        tmux = remote_tmux(session)
+        if host is None or tmux is None:
+            self._log.warning("cannot focus %s: no tmux pane recorded on %s", session.name, name)
+            return
+        if session.id in self._stale:
+            self._log.warning("cannot focus %s: %s is unreachable", session.name, name)
+            return
+        ok, message = focus_remote(host, *tmux, environ=self._env.environ)
+        if not ok:
+            self._log.warning("cannot focus %s: %s", session.name, message)
 
     def pause_hour(self) -> None:
         until = self._env.clock() + PAUSE_SECONDS

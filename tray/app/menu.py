@@ -1,5 +1,9 @@
 """Sessions to the tray menu: one submenu per session, its sub-agents and tasks indented
-under it, then the app's own items."""
+under it, then the app's own items.
+
+This machine's sessions come first; each ``[[hosts]]`` entry's follow in a group of
+their own under a line naming the host, which says so when the host is unreachable.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from tray.app.overview import ChildRow, Overview, Row
+from tray.app.overview import ChildRow, HostLine, Overview, Row
+from tray.remote.sessions import split_remote_id
 from tray.text import cells, clean_text, cut, format_age
 
 if TYPE_CHECKING:
@@ -103,6 +108,23 @@ def row_header(row: Row, now: float) -> str:
     return _with_label(row.label, tail, HEADER_WIDTH)
 
 
+def stale_line(row: Row) -> str:
+    """ "<label> (last seen 14:02) — was <state>": what a lost host's session last said."""
+    words = _state_words(row.state or ("running" if row.alive else "ended"), row.kind, row.progress)
+    return _with_label(row.label, f"— was {words}", HEADER_WIDTH)
+
+
+def host_line(host: HostLine) -> str:
+    """ "devbox", or "devbox: unreachable since 14:02, retrying: <why>"."""
+    text = host.name if host.problem is None else f"{host.name}: {host.problem}"
+    return shorten(text, HEADER_WIDTH)
+
+
+def host_of(row: Row) -> str | None:
+    parts = split_remote_id(row.session_id)
+    return parts[0] if parts is not None else None
+
+
 def child_line(child: ChildRow, now: float) -> str:
     """ "    ↳ <title or id> — <state>[ (<kind>)][ N%] <age>[ · <message>]"."""
     tail = f"— {_state_words(child.state, child.kind, child.progress)}"
@@ -173,6 +195,9 @@ def _child_items(pystray_: Any, row: Row, child: ChildRow, actions: MenuActions)
 
 def _session_entries(pystray_: Any, row: Row, actions: MenuActions, now: float) -> list[Any]:
     item, menu = pystray_.MenuItem, pystray_.Menu
+    if row.stale:
+        # Greyed out: until its host answers again, nothing can be done with it.
+        return [item(stale_line(row), None, enabled=False)]
     entries = [item(row_header(row, now), menu(*_row_items(pystray_, row, actions)))]
     for child in row.children:
         entries.append(
@@ -200,6 +225,29 @@ def age_marks(overview: Overview, now: float) -> tuple[int, ...]:
     return tuple(marks)
 
 
+def _groups(overview: Overview) -> list[tuple[HostLine | None, list[Row]]]:
+    """This machine's rows, then each host's under its line, each most urgent first. A
+    host with no sessions is left out while it is fine, and shown when it is not."""
+    local: list[Row] = []
+    remote: dict[str, list[Row]] = {}
+    for row in overview.rows:
+        host = host_of(row)
+        if host is None:
+            local.append(row)
+        else:
+            remote.setdefault(host, []).append(row)
+    groups: list[tuple[HostLine | None, list[Row]]] = []
+    if local:
+        groups.append((None, local))
+    lines = {line.name: line for line in overview.hosts}
+    for name in [*lines, *(name for name in remote if name not in lines)]:
+        line = lines.get(name, HostLine(name))
+        rows = remote.get(name, [])
+        if rows or line.problem is not None:
+            groups.append((line, rows))
+    return groups
+
+
 def build_menu(overview: Overview, actions: MenuActions, now: float) -> pystray.Menu:
     """The whole tray menu for ``overview``; ages are measured against ``now``.
 
@@ -215,11 +263,18 @@ def build_menu(overview: Overview, actions: MenuActions, now: float) -> pystray.
     if first is not None and first.focusable:
         sid = first.session_id
         entries.append(item("Focus", _run(lambda: actions.focus(sid)), default=True, visible=False))
-    for row in overview.rows:
-        entries += _session_entries(pystray, row, actions, now)
     if not overview.rows:
         entries.append(item(NO_SESSIONS, None, enabled=False))
-    finished = any(row.state in FINISHED or not row.alive for row in overview.rows)
+    for number, (host, rows) in enumerate(_groups(overview)):
+        if number or not overview.rows:
+            entries.append(pystray.Menu.SEPARATOR)
+        if host is not None:
+            entries.append(item(host_line(host), None, enabled=False))
+        for row in rows:
+            entries += _session_entries(pystray, row, actions, now)
+    finished = any(
+        not row.stale and (row.state in FINISHED or not row.alive) for row in overview.rows
+    )
     entries += [
         pystray.Menu.SEPARATOR,
         item("Clear all finished", _run(actions.clear_finished), enabled=finished),

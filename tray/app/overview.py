@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
@@ -15,8 +15,13 @@ from tray.text import clean_text
 IconState = Literal["calm", "working", "done", "error", "blocked"]
 
 FINISHED: Final = frozenset({"done", "error"})
-# Terminal variables the launcher records that let the tray raise the session.
-FOCUS_KEYS: Final = ("TMUX_PANE", "WINDOWID")
+# Where a remote session's tmux pane and socket are kept (tray.remote.sessions): keys of
+# their own, so the local focus code, which reads TMUX and TMUX_PANE, never takes them
+# for a pane on this machine.
+REMOTE_PANE_KEY: Final = "REMOTE_TMUX_PANE"
+REMOTE_SOCKET_KEY: Final = "REMOTE_TMUX_SOCKET"
+# Terminal facts that let the tray raise the session: locally, or over ssh.
+FOCUS_KEYS: Final = ("TMUX_PANE", "WINDOWID", REMOTE_PANE_KEY)
 # Attention a program asks for by ringing: it wants the person at the keyboard. A
 # terminal notification or a finished shell command tells news instead, and the
 # policy's notification covers those.
@@ -70,6 +75,8 @@ class Row:
     snoozed_until: float | None = None  # only while the snooze lasts
     children: tuple[ChildRow, ...] = ()  # the most urgent ones, at most CHILDREN_SHOWN
     more_children: int = 0  # the ones left out of ``children``
+    # On a host that cannot be reached: shown as last seen, and counting for nothing.
+    stale: bool = False
 
     def message(self, record_id: str = "") -> str | None:
         """The message the menu shows for the session (``""``) or one shown child."""
@@ -79,11 +86,20 @@ class Row:
 
 
 @dataclass(frozen=True, slots=True)
+class HostLine:
+    """One ``[[hosts]]`` entry as the menu shows it above its sessions."""
+
+    name: str
+    problem: str | None = None  # "unreachable since 14:02, retrying: ..."; None when fine
+
+
+@dataclass(frozen=True, slots=True)
 class Overview:
     icon_state: IconState
     blocked_count: int
     tooltip: str
     rows: tuple[Row, ...]  # most urgent first
+    hosts: tuple[HostLine, ...] = ()  # in the order of config.toml
 
     def row(self, session_id: str) -> Row | None:
         return next((row for row in self.rows if row.session_id == session_id), None)
@@ -231,7 +247,16 @@ def row_progress(session: Session, leader: Record | None) -> int | None:
     return None
 
 
-def build_row(session: Session, memory: AppMemory, since: Mapping[str, float], now: float) -> Row:
+def build_row(
+    session: Session,
+    memory: AppMemory,
+    since: Mapping[str, float],
+    now: float,
+    *,
+    stale: bool = False,
+) -> Row:
+    """The session's menu row. A ``stale`` one (its host is lost) keeps what it last
+    said, but nothing in it can be acted on or asks for anyone: it may have moved on."""
     state = session.state
     entered = since.get(session.id)
     if entered is None:
@@ -250,17 +275,23 @@ def build_row(session: Session, memory: AppMemory, since: Mapping[str, float], n
         msg=msg or None,
         alive=session.alive,
         exit_code=session.exit_code,
-        unseen=_unseen(state, entered, seen_until),
-        focusable=any(session.terminal.get(key) for key in FOCUS_KEYS),
+        unseen=not stale and _unseen(state, entered, seen_until),
+        focusable=not stale and any(session.terminal.get(key) for key in FOCUS_KEYS),
         progress=row_progress(session, leader),
-        needs_you=needs_you(session, seen_until),
+        needs_you=not stale and needs_you(session, seen_until),
         snoozed_until=snoozed if snoozed is not None and snoozed > now else None,
         children=children,
         more_children=more,
+        stale=stale,
     )
 
 
 def _rank(row: Row) -> int:
+    # A lost host's sessions go after every live one, in the order they had.
+    return _live_rank(row) + (8 if row.stale else 0)
+
+
+def _live_rank(row: Row) -> int:
     if row.state == "blocked":
         return 0
     if row.needs_you:
@@ -293,20 +324,32 @@ def build_overview(
     memory: AppMemory,
     since: Mapping[str, float],
     now: float,
+    *,
+    stale: Collection[str] = frozenset(),
+    hosts: Sequence[HostLine] = (),
 ) -> Overview:
     """Dismissed sessions are left out entirely. ``since`` comes from :class:`StateSince`;
     a session missing from it falls back to :func:`estimated_since`. Snoozes come from
-    ``memory.snoozed``; one that has run out by ``now`` is not shown."""
+    ``memory.snoozed``; one that has run out by ``now`` is not shown.
+
+    Sessions in ``stale`` (ids of a lost host's sessions) are listed, last, but count
+    for nothing: a prompt nobody can see any more must not keep the icon blocked.
+    """
     rows = tuple(
         sorted(
-            (build_row(s, memory, since, now) for s in sessions if s.id not in memory.dismissed),
+            (
+                build_row(s, memory, since, now, stale=s.id in stale)
+                for s in sessions
+                if s.id not in memory.dismissed
+            ),
             key=_order,
         )
     )
-    blocked = sum(1 for row in rows if row.state == "blocked")
-    failed = sum(1 for row in rows if row.state == "error" and row.unseen)
-    working = sum(1 for row in rows if row.state == "working")
-    finished = sum(1 for row in rows if row.state == "done" and row.unseen)
+    live = [row for row in rows if not row.stale]
+    blocked = sum(1 for row in live if row.state == "blocked")
+    failed = sum(1 for row in live if row.state == "error" and row.unseen)
+    working = sum(1 for row in live if row.state == "working")
+    finished = sum(1 for row in live if row.state == "done" and row.unseen)
 
     icon: IconState = "calm"
     if blocked:
@@ -328,6 +371,11 @@ def build_overview(
     if finished:
         parts.append(f"{finished} finished")
     tooltip = " · ".join(parts) or "Nothing needs you"
+    lost = [host.name for host in hosts if host.problem is not None]
+    if lost:
+        tooltip += f" · {', '.join(lost)} unreachable"
     if memory.paused_until is not None and memory.paused_until > now:
         tooltip += " · notifications paused"
-    return Overview(icon_state=icon, blocked_count=blocked, tooltip=tooltip, rows=rows)
+    return Overview(
+        icon_state=icon, blocked_count=blocked, tooltip=tooltip, rows=rows, hosts=tuple(hosts)
+    )

@@ -5,6 +5,8 @@ one. The exit status is 1 when something the main job cannot do without is missi
 
 Anything that can hang or crash on a broken desktop (importing pystray, connecting to X)
 runs in a child process with a timeout; the session bus is asked with a timeout too.
+Each ``[[hosts]]`` entry gets a line of its own: one ``tray --version`` over ssh, all
+hosts at once, each with a timeout.
 """
 
 from __future__ import annotations
@@ -20,14 +22,17 @@ import subprocess
 import sys
 import termios
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 
 from tray.app.instance import app_lock_held
+from tray.config import Config, ConfigError, load_config
 from tray.environment import Environment
 from tray.launcher.terminal import RawMode
+from tray.remote.hosts import HostConfig
 from tray.store import StateStore
 from tray.text import clean_text
 
@@ -525,9 +530,44 @@ def _ask_terminal(fd: int) -> bytes:
     return reply
 
 
+# -- other machines -----------------------------------------------------------------------
+
+
+def check_host(host: HostConfig, environ: Mapping[str, str]) -> Check:
+    """Whether ``host`` answers over ssh with a tray: ok, else warn with the fix."""
+    from tray.remote.link import diagnose_host  # noqa: PLC0415  (only with [[hosts]])
+
+    result = diagnose_host(host, environ=environ)
+    return Check("ok" if result.ok else "warn", f"host {host.name}", result.found, result.fix)
+
+
+def _start_host_checks(
+    config: Config | ConfigError, environ: Mapping[str, str]
+) -> Callable[[], list[Check]]:
+    """Every host's check, started now on threads of their own; the returned function
+    waits for them. ssh can take seconds per host: they run while the rest is probed."""
+    if isinstance(config, ConfigError):
+        failed = Check("FAIL", "config", clean_text(str(config)), "fix config.toml")
+        return lambda: [failed]
+    if not config.hosts:
+        return list
+    pool = ThreadPoolExecutor(max_workers=min(8, len(config.hosts)))
+    futures: list[Future[Check]] = [pool.submit(check_host, host, environ) for host in config.hosts]
+    pool.shutdown(wait=False)
+    return lambda: [future.result() for future in futures]
+
+
+def _load_config(env: Environment) -> Config | ConfigError:
+    try:
+        return load_config(env)
+    except ConfigError as error:
+        return error
+
+
 def diagnose(env: Environment) -> list[Check]:
     environ = env.environ
     desktop = _has_desktop_services()
+    hosts = _start_host_checks(_load_config(env), environ)
     backend_probe = _Probe(_BACKEND_PROBE, environ)
     x_probe = _Probe(_X_PROBE, environ) if desktop and environ.get("DISPLAY") else None
     bus = bus_facts(environ) if desktop else BusFacts()
@@ -543,6 +583,7 @@ def diagnose(env: Environment) -> list[Check]:
         check_state_dir(state_dir),
         check_app(state_dir),
         terminal,
+        *hosts(),
     ]
 
 

@@ -48,6 +48,11 @@ VERSION_WORDS: Final = ("--version",)
 # What a remote session id may look like before it is put on a remote command line.
 # tray's own ids are "<pid>-<hex>"; this is far stricter than what the shell needs.
 REMOTE_ID_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,199}", re.ASCII)
+# A tmux pane id and a tmux server's socket, as a remote session recorded them; both go
+# on the remote shell's command line unquoted, so only characters it reads as plain
+# word characters are allowed.
+PANE_PATTERN: Final = re.compile(r"%[0-9]{1,9}", re.ASCII)
+SOCKET_PATTERN: Final = re.compile(r"/[A-Za-z0-9_./-]{1,1023}", re.ASCII)
 
 
 class HostConfigError(ValueError):
@@ -214,14 +219,42 @@ def dismiss_argv(host: HostConfig, session_ids: Sequence[str], ssh: str = "ssh")
     return ssh_argv(host, ("dismiss", *session_ids), ssh=ssh)
 
 
+def valid_pane(pane: str) -> bool:
+    return PANE_PATTERN.fullmatch(pane) is not None
+
+
+def valid_socket(socket: str) -> bool:
+    return SOCKET_PATTERN.fullmatch(socket) is not None
+
+
+def focus_argv(host: HostConfig, pane: str, socket: str, ssh: str = "ssh") -> list[str]:
+    """``tmux -S SOCKET select-window -t PANE ; select-pane -t PANE`` on ``host``.
+
+    tmux, not ``remote_command``: focusing needs no tray there. select-window first, as
+    select-pane alone leaves the session on another window. The ``;`` is escaped for the
+    remote shell, so that tmux gets it as its own command separator.
+    """
+    if host.destination.startswith("-"):
+        raise ValueError("a destination must not start with '-'")
+    if not valid_pane(pane):
+        raise ValueError(f"not a tmux pane id: {pane[:20]!r}")
+    if not valid_socket(socket):
+        raise ValueError(f"not a tmux socket path: {socket[:60]!r}")
+    remote = f"tmux -S {socket} select-window -t {pane} \\; select-pane -t {pane}"
+    return [ssh, *BASE_OPTIONS, *host.ssh_options, "--", host.destination, remote]
+
+
 __all__ = [
     "DEFAULT_REMOTE_COMMAND",
     "HostConfig",
     "HostConfigError",
     "dismiss_argv",
+    "focus_argv",
     "parse_hosts",
     "ssh_argv",
     "stream_argv",
+    "valid_pane",
     "valid_remote_id",
+    "valid_socket",
     "version_argv",
 ]

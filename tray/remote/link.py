@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import IO, Final, Literal
 
-from tray.remote.failures import Failure, classify, short_line
+from tray.remote.failures import NOT_FOUND, SSH_ERROR, Failure, classify, short_line
 from tray.remote.frames import (
     MAX_FRAME,
     STATE,
@@ -38,7 +38,7 @@ from tray.remote.frames import (
     LineSplitter,
     parse_frame,
 )
-from tray.remote.hosts import HostConfig, dismiss_argv, stream_argv, version_argv
+from tray.remote.hosts import HostConfig, dismiss_argv, focus_argv, stream_argv, version_argv
 from tray.remote.sessions import (
     RemoteDocumentError,
     RemoteState,
@@ -56,6 +56,8 @@ STDERR_KEPT: Final = 8192
 READ_CHUNK: Final = 65536
 CHECK_TIMEOUT: Final = 15.0
 ACTION_TIMEOUT: Final = 15.0
+# Focus runs on the app's worker, which shows nothing new while it waits.
+FOCUS_TIMEOUT: Final = 5.0
 _VERSION_LINE: Final = re.compile(r"tray (\S{1,40})")
 
 
@@ -595,6 +597,36 @@ def dismiss_remote(
     return False, classify(host, err, code).line()
 
 
+def focus_remote(
+    host: HostConfig,
+    pane: str,
+    socket: str,
+    timeout: float = FOCUS_TIMEOUT,
+    *,
+    environ: Mapping[str, str] | None = None,
+    ssh: str = "ssh",
+) -> tuple[bool, str]:
+    """Select a remote session's tmux window and pane on ``host``; whether it worked,
+    and one line saying so. ``pane`` and ``socket`` are checked before use."""
+    try:
+        argv = focus_argv(host, pane, socket, ssh)
+    except ValueError as error:
+        return False, short_line(str(error), 120)
+    result = _run_once(argv, timeout, environ)
+    if isinstance(result, Failure):
+        return False, result.line()
+    code, _, err = result
+    if code == 0:
+        return True, f"selected tmux pane {pane} on {host.name}"
+    if code == SSH_ERROR:
+        return False, classify(host, err, code).line()
+    # tmux's own complaint: "can't find pane: %9", "no server running on ...".
+    lines = [short_line(line) for line in err.splitlines() if clean_text(line)]
+    if code == NOT_FOUND and not lines:
+        return False, f"tmux is not installed on {host.name}"
+    return False, lines[0] if lines else f"tmux failed on {host.name} with status {code}"
+
+
 class RemoteError(Exception):
     def __init__(self, failure: Failure) -> None:
         super().__init__(failure.line())
@@ -669,4 +701,5 @@ __all__ = [
     "diagnose_host",
     "dismiss_remote",
     "fetch_state",
+    "focus_remote",
 ]

@@ -9,20 +9,23 @@ state files (:meth:`Session.from_file`), then made safe for here:
 - text is cut to the limits a local report has (protocol.md), and counts to what a
   local state file holds;
 - what only makes sense on the remote machine goes: its terminal (tmux pane, X window)
-  would point at something here that happens to share the number.
+  would point at something here that happens to share the number. Its tmux pane and
+  socket are kept only under keys of their own (:data:`REMOTE_PANE_KEY`,
+  :data:`REMOTE_SOCKET_KEY`), which the local focus code never reads, and only when
+  they have the strict shapes that let them go on the remote shell's command line.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Final
 
-from tray.app.overview import session_label
+from tray.app.overview import REMOTE_PANE_KEY, REMOTE_SOCKET_KEY, session_label
 from tray.protocol.records import CAPACITY, Record
 from tray.protocol.report import MAX_APP, MAX_ID, MAX_MSG_DECODED, MAX_TITLE_DECODED
-from tray.remote.hosts import NAME_PATTERN, valid_remote_id
+from tray.remote.hosts import NAME_PATTERN, valid_pane, valid_remote_id, valid_socket
 from tray.session import (
     ATTENTION_KEPT,
     FORMAT_VERSION,
@@ -38,8 +41,9 @@ MAX_NAME: Final = 256
 MAX_CWD: Final = 4096
 MAX_COMMAND_WORDS: Final = 64
 MAX_COMMAND_WORD: Final = 1024
-# The public shape's fields, plus the two the stream adds for labels and typing grace.
-# Anything else the remote sends is ignored, ``terminal`` and ``pid_start`` above all.
+# The public shape's fields, plus the two the stream adds for labels and typing grace;
+# its third, ``tmux``, is checked on its own (_remote_tmux). Anything else the remote
+# sends is ignored, ``terminal`` and ``pid_start`` above all.
 _KEPT_FIELDS: Final = (
     "id",
     "name",
@@ -154,22 +158,42 @@ def _session(host: str, entry: object) -> Session | None:
         session = Session.from_file({**fields, "version": FORMAT_VERSION})
     except SessionFormatError:
         return None
-    return replace(
-        session,
+    return session.replace(
         id=namespaced_id(host, remote_id),
         name=clip(session.name, MAX_NAME),
         command=tuple(clip(word, MAX_COMMAND_WORD) for word in session.command),
         cwd=clip(session.cwd, MAX_CWD),
         records=tuple(sorted((_record(r) for r in session.records), key=lambda r: r.id)),
         attention=tuple(_attention(a) for a in session.attention),
-        terminal={},
+        terminal=_remote_tmux(entry.get("tmux")),
         pid_start=None,
     )
 
 
+def _remote_tmux(value: object) -> dict[str, str]:
+    """The stream's ``{"pane": "%3", "socket": "/tmp/tmux-1000/default"}``, kept only
+    when both have the strict shapes :func:`tray.remote.hosts.focus_argv` accepts."""
+    if not isinstance(value, dict):
+        return {}
+    pane, socket = value.get("pane"), value.get("socket")
+    if not isinstance(pane, str) or not isinstance(socket, str):
+        return {}
+    if not valid_pane(pane) or not valid_socket(socket):
+        return {}
+    return {REMOTE_PANE_KEY: pane, REMOTE_SOCKET_KEY: socket}
+
+
+def remote_tmux(session: Session) -> tuple[str, str] | None:
+    """A remote session's tmux pane and socket, when its host recorded valid ones."""
+    pane = session.terminal.get(REMOTE_PANE_KEY)
+    socket = session.terminal.get(REMOTE_SOCKET_KEY)
+    if pane is None or socket is None or not valid_pane(pane) or not valid_socket(socket):
+        return None
+    return pane, socket
+
+
 def _record(record: Record) -> Record:
-    return replace(
-        record,
+    return record.replace(
         id=clip(record.id, MAX_ID),
         app=_optional_clip(record.app, MAX_APP),
         title=_optional_clip(record.title, MAX_TITLE_DECODED),
@@ -178,8 +202,7 @@ def _record(record: Record) -> Record:
 
 
 def _attention(attention: Attention) -> Attention:
-    return replace(
-        attention,
+    return attention.replace(
         title=_optional_clip(attention.title, MAX_TITLE_DECODED),
         body=_optional_clip(attention.body, MAX_MSG_DECODED),
     )
@@ -198,7 +221,7 @@ def _optional_clip(text: str | None, limit: int) -> str | None:
 
 
 def with_host_label(host: str, session: Session) -> Session:
-    return replace(session, name=f"{host} \u00b7 {session_label(session)}", name_given=True)
+    return session.replace(name=f"{host} \u00b7 {session_label(session)}", name_given=True)
 
 
 def clock_time(
@@ -223,7 +246,7 @@ def mark_stale(
     """
     seen = state.received_at if last_seen is None else last_seen
     note = f" (last seen {clock_time(seen, localtime)})"
-    return tuple(replace(s, name=s.name + note) for s in state.labelled())
+    return tuple(s.replace(name=s.name + note) for s in state.labelled())
 
 
 __all__ = [
@@ -235,6 +258,7 @@ __all__ = [
     "mark_stale",
     "namespaced_id",
     "parse_document",
+    "remote_tmux",
     "split_remote_id",
     "with_host_label",
 ]

@@ -16,6 +16,7 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Mapping
 from typing import IO, Any, Final
 
 from tray.app.watcher import DirectoryWatcher
@@ -35,13 +36,31 @@ MIN_INTERVAL: Final = 0.1
 
 
 def stream_document(sessions: list[Session]) -> dict[str, Any]:
-    """``tray status --json``'s document, plus two fields per session the tray uses:
-    whether the name was given (for labels) and the last keystroke (for typing grace)."""
+    """``tray status --json``'s document, plus the fields per session the tray uses:
+    whether the name was given (for labels), the last keystroke (for typing grace), and
+    the tmux pane and socket the session runs in, when it does (for Focus over ssh)."""
     document = status_document(sessions)
     for entry, session in zip(document["sessions"], sessions, strict=True):
         entry["name_given"] = session.name_given
         entry["last_input_at"] = session.last_input_at
+        tmux = tmux_facts(session.terminal)
+        if tmux is not None:
+            entry["tmux"] = tmux
     return document
+
+
+def tmux_facts(terminal: Mapping[str, str]) -> dict[str, str] | None:
+    """``{"pane": TMUX_PANE, "socket": <TMUX's socket path>}``, or None outside tmux.
+
+    Sent as recorded: the reader decides what it trusts.
+    """
+    pane = terminal.get("TMUX_PANE")
+    tmux = terminal.get("TMUX")
+    if not pane or not tmux:
+        return None
+    # TMUX is "socket,pid,session"; the socket path itself may hold commas.
+    socket = tmux.rsplit(",", 2)[0]
+    return {"pane": pane, "socket": socket} if socket else None
 
 
 class _Reader:
