@@ -18,6 +18,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import app_bench
+import remote_bench
+import shell_bench
 import startup_bench
 from harness import (
     ECHO_CHILD,
@@ -176,6 +178,8 @@ def main() -> int:
         print(f"  (script peak RSS: {plain['script -qfec'].run.max_rss_kib / 1024:.1f} MiB)")
     if not args.skip_app:
         app_bench.report()
+        remote_bench.report()
+    shell_bench.report()
     return 0
 
 
