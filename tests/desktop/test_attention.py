@@ -358,3 +358,38 @@ def test_snooze_from_the_notification_mutes_the_session(
         if app is not None:
             stop_process(app.proc)
         menu_dunst.stop()
+
+
+@pytest.mark.parametrize("hertz", [10, 20, 50])
+def test_a_prompt_flapping_through_a_real_launcher_never_pings(
+    start_app: StartApp, bus_monitor: BusMonitor, terminals: OpenTerminal, hertz: int
+) -> None:
+    app = start_app(CONFIG)
+    terminal = terminals(app, "flappy")
+    period = 1.0 / hertz
+    started = time.monotonic()
+    flips = 0
+    while time.monotonic() - started < 2.0:
+        terminal.emit(BLOCK if flips % 2 == 0 else WORKING)
+        flips += 1
+        time.sleep(period)  # the program's own pace, not a wait for a condition
+    terminal.emit(WORKING)
+    terminal.wait_session(lambda s: s.state == "working", "the last flip")
+    time.sleep(SETTLE)  # a ping that sampling let through would be due by now
+    assert barrier(app, bus_monitor, 1) == ["marker needs approval"]
+
+
+def test_a_steady_prompt_sent_again_and_again_pings_once_after_the_settle(
+    start_app: StartApp, bus_monitor: BusMonitor, terminals: OpenTerminal
+) -> None:
+    app = start_app(CONFIG)
+    terminal = terminals(app, "steady")
+    first = time.monotonic()
+    while time.monotonic() - first < 3.0:
+        terminal.emit(BLOCK)
+        if time.monotonic() - first < SETTLE * 0.8:
+            assert bus_monitor.notify_calls() == []  # not before the settle
+        time.sleep(0.1)  # re-sent every 100 ms, as some programs do
+    calls = bus_monitor.wait_for_notify(1, TIMEOUT)
+    assert calls[0].summary == "steady needs approval"
+    assert barrier(app, bus_monitor, 2) == ["steady needs approval", "marker needs approval"]
