@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TypeVar
 
 import pytest
+from desktop.waiting import wait_for
 
 from tray.remote.hosts import HostConfig
 from tray.remote.link import HostStatus
@@ -18,18 +19,9 @@ from tray.remote.sessions import RemoteState
 from .sshd import SSHD, Remote, Sshd, host_config
 
 T = TypeVar("T")
+# The tests here wait as the desktop tests do.
+wait_until = wait_for
 TIMEOUT = 20.0
-
-
-def wait_until(predicate: Callable[[], T], timeout: float = TIMEOUT, what: str = "it") -> T:
-    deadline = time.monotonic() + timeout
-    while True:
-        result = predicate()
-        if result:
-            return result
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
-        time.sleep(0.02)
 
 
 class Recorder:
@@ -70,7 +62,7 @@ class Recorder:
             with self._lock:
                 return next((s for _, s, _ in reversed(self.states) if predicate(s)), None)
 
-        state = wait_until(found, timeout, "a matching state")
+        state = wait_until(found, timeout, what="a matching state")
         assert state is not None
         return state
 
