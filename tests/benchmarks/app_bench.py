@@ -142,6 +142,52 @@ def _busy_cpu(
             stop_process(launcher)
 
 
+FAST_PINGS = '\n[notify]\nsettle = 0\nburst = 1000\nburst_window = 1\nstates = ["blocked"]\n'
+
+
+def start_desktop_app(
+    scratch: Path,
+    config_text: str,
+    started: list[subprocess.Popen[bytes]],
+    drop: tuple[str, ...] = (),
+) -> tuple[dict[str, str], BusMonitor, Path]:
+    """Xvfb, a bus, dunst, trayer and `tray app` with ``config_text`` plus settings that
+    ping at once; every process goes into ``started`` for the caller to stop. Returns
+    the app's environment, a monitor of the bus and the state directory."""
+    xvfb, display = start_xvfb(scratch / "xvfb.log")
+    started.append(xvfb)
+    bus, address = start_bus(scratch / "bus")
+    started.append(bus)
+    env = base_env(DISPLAY=display, DBUS_SESSION_BUS_ADDRESS=address)
+    env = {key: value for key, value in env.items() if key not in drop}
+    started.append(start_dunst(env, scratch / "dunst").proc)
+    started.append(start_trayer(env, scratch / "trayer.log"))
+    monitor = BusMonitor(env, scratch / "monitor.log")
+    config = scratch / "config" / "tray"
+    config.mkdir(parents=True)
+    (config / "config.toml").write_text(config_text + FAST_PINGS)
+    state_dir = scratch / "state"
+    env.update(
+        TRAY_STATE_DIR=str(state_dir),
+        XDG_CONFIG_HOME=str(scratch / "config"),
+        PYTHONPATH=str(REPO),
+    )
+    started.append(
+        subprocess.Popen(
+            [sys.executable, "-m", "tray", "app"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    )
+    return env, monitor, state_dir
+
+
+def app_pid(started: list[subprocess.Popen[bytes]]) -> int:
+    """The app is the last process start_desktop_app started."""
+    return started[-1].pid
+
+
 def measure(
     pings: int = 40, idle_seconds: float = 30.0, busy_seconds: float = 20.0
 ) -> dict[str, float]:
@@ -149,34 +195,8 @@ def measure(
     started: list[subprocess.Popen[bytes]] = []
     monitor: BusMonitor | None = None
     try:
-        xvfb, display = start_xvfb(scratch / "xvfb.log")
-        started.append(xvfb)
-        bus, address = start_bus(scratch / "bus")
-        started.append(bus)
-        env = base_env(DISPLAY=display, DBUS_SESSION_BUS_ADDRESS=address)
-        dunst = start_dunst(env, scratch / "dunst")
-        started.append(dunst.proc)
-        started.append(start_trayer(env, scratch / "trayer.log"))
-        monitor = BusMonitor(env, scratch / "monitor.log")
-
-        config = scratch / "config" / "tray"
-        config.mkdir(parents=True)
-        (config / "config.toml").write_text(
-            '[notify]\nsettle = 0\nburst = 1000\nburst_window = 1\nstates = ["blocked"]\n'
-        )
-        state_dir = scratch / "state"
-        env.update(
-            TRAY_STATE_DIR=str(state_dir),
-            XDG_CONFIG_HOME=str(scratch / "config"),
-            PYTHONPATH=str(REPO),
-        )
-        app = subprocess.Popen(
-            [sys.executable, "-m", "tray", "app"],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        started.append(app)
+        env, monitor, state_dir = start_desktop_app(scratch, "", started)
+        pid = app_pid(started)
         wait_for((state_dir / "app.log").exists, 30, what="the app")
 
         stamps = scratch / "stamps"
@@ -210,12 +230,12 @@ def measure(
         for index in range(20):
             store.write(live_session(f"idle{index:02}", working(now, f"task {index}"), now))
         time.sleep(3)  # let the app take in the new sessions before measuring idle
-        before = _cpu_seconds(app.pid)
+        before = _cpu_seconds(pid)
         time.sleep(idle_seconds)
-        idle = (_cpu_seconds(app.pid) - before) / idle_seconds
+        idle = (_cpu_seconds(pid) - before) / idle_seconds
         for index in range(20):
             store.remove(f"idle{index:02}")
-        busy, pace = _busy_cpu(app.pid, env, state_dir, busy_seconds)
+        busy, pace = _busy_cpu(pid, env, state_dir, busy_seconds)
         return {
             "median": statistics.median(latencies),
             "p95": latencies[int(0.95 * (len(latencies) - 1))],

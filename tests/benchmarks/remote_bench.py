@@ -28,13 +28,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
+from app_bench import start_desktop_app  # noqa: E402
 from desktop.services import (  # noqa: E402
     BusMonitor,
-    base_env,
-    start_bus,
-    start_dunst,
-    start_trayer,
-    start_xvfb,
     stop_process,
 )
 from desktop.waiting import wait_for  # noqa: E402
@@ -144,34 +140,13 @@ def measure_notify(samples: int = SAMPLES) -> list[float]:
     try:
         server.start()
         remote = Remote(scratch / "remote")
-        xvfb, display = start_xvfb(scratch / "xvfb.log")
-        started.append(xvfb)
-        bus, address = start_bus(scratch / "bus")
-        started.append(bus)
-        env = base_env(DISPLAY=display, DBUS_SESSION_BUS_ADDRESS=address)
-        env = {k: v for k, v in env.items() if k not in ("SSH_AUTH_SOCK", "SSH_AGENT_PID")}
-        started.append(start_dunst(env, scratch / "dunst").proc)
-        started.append(start_trayer(env, scratch / "trayer.log"))
-        monitor = watch = BusMonitor(env, scratch / "monitor.log")
-        config = scratch / "config" / "tray"
-        config.mkdir(parents=True)
-        (config / "config.toml").write_text(
-            hosts_toml(host_config(server, remote))
-            + '\n[notify]\nsettle = 0\nburst = 1000\nburst_window = 1\nstates = ["blocked"]\n'
+        _, monitor, state_dir = start_desktop_app(
+            scratch,
+            hosts_toml(host_config(server, remote)),
+            started,
+            drop=("SSH_AUTH_SOCK", "SSH_AGENT_PID"),
         )
-        state_dir = scratch / "state"
-        env.update(
-            TRAY_STATE_DIR=str(state_dir),
-            XDG_CONFIG_HOME=str(scratch / "config"),
-            PYTHONPATH=str(REPO),
-        )
-        app = subprocess.Popen(
-            [sys.executable, "-m", "tray", "app"],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        started.append(app)
+        watch = monitor
         log = state_dir / "app.log"
         wait_for(
             lambda: log.exists() and "devbox: connected" in log.read_text(), 30, what="the link"
