@@ -90,6 +90,7 @@ def checks(output: str) -> dict[str, tuple[str, str]]:
         "state directory",
         "tray app",
         "terminal",
+        "shell",
     }, output
     return found
 

@@ -205,3 +205,12 @@ def test_the_tray_on_path_takes_over_when_the_printing_one_is_gone(
     assert result["argv"] == ["a b"]
     assert result["session"]
     wait_for(home.sessions, what="the session file")
+
+
+def test_doctor_tells_whether_this_shell_has_the_integration(shell: Shell) -> None:
+    doctor = "tray doctor | grep --color=never -a '^[a-zA-Z]* *shell:'"
+    before = shell.run(doctor)
+    assert "warn shell: tray init is not loaded in this shell" in before
+    shell.load()
+    after = shell.run(doctor)
+    assert f"ok   shell: tray init {shell.kind} is loaded" in after

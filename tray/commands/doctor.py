@@ -477,6 +477,27 @@ def check_app(directory: Path) -> Check:
     )
 
 
+_INIT_LINES: Final = {
+    "bash": ('eval "$(tray init bash)"', "~/.bashrc"),
+    "zsh": ('eval "$(tray init zsh)"', "~/.zshrc"),
+    "fish": ("tray init fish | source", "~/.config/fish/config.fish"),
+}
+
+
+def check_shell(environ: Mapping[str, str]) -> Check:
+    """Whether agents typed in this shell start under `tray run` by themselves."""
+    loaded = environ.get("TRAY_SHELL_INIT", "")
+    if loaded in _INIT_LINES:
+        return Check("ok", "shell", f"tray init {loaded} is loaded: wrapped agents run under tray")
+    shell = os.path.basename(environ.get("SHELL", ""))
+    if shell in _INIT_LINES:
+        line, rc_file = _INIT_LINES[shell]
+        fix = f"add {line} to {rc_file}, or start agents as `tray run -- CMD`"
+    else:
+        fix = "tray init knows bash, zsh and fish; elsewhere start agents as `tray run -- CMD`"
+    return Check("warn", "shell", "tray init is not loaded in this shell", fix)
+
+
 def check_terminal(env: Environment) -> Check:
     """Whether this terminal answers the OSC 7501 support query, as a program would ask."""
     if not (os.isatty(env.stdin_fd) and os.isatty(env.stdout_fd)):
@@ -583,6 +604,7 @@ def diagnose(env: Environment) -> list[Check]:
         check_state_dir(state_dir),
         check_app(state_dir),
         terminal,
+        check_shell(environ),
         *hosts(),
     ]
 

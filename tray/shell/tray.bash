@@ -132,3 +132,6 @@ if ((BASH_VERSINFO[0] > 4 || (BASH_VERSINFO[0] == 4 && BASH_VERSINFO[1] >= 4))) 
         PROMPT_COMMAND="__tray_precmd${PROMPT_COMMAND:+$'\n'$PROMPT_COMMAND}"
     fi
 fi
+
+# `tray doctor` reads this to tell whether the shell it runs in has the integration.
+export TRAY_SHELL_INIT=bash

@@ -97,3 +97,6 @@ function __tray_postexec --on-event fish_postexec
         --cwd=$PWD --pid=$fish_pid >/dev/null 2>&1 &
     disown $last_pid 2>/dev/null
 end
+
+# `tray doctor` reads this to tell whether the shell it runs in has the integration.
+set -gx TRAY_SHELL_INIT fish

@@ -104,3 +104,6 @@ if zmodload zsh/datetime 2>/dev/null && autoload -Uz add-zsh-hook; then
     add-zsh-hook preexec __tray_preexec
     add-zsh-hook precmd __tray_precmd
 fi
+
+# `tray doctor` reads this to tell whether the shell it runs in has the integration.
+export TRAY_SHELL_INIT=zsh
