@@ -7,16 +7,20 @@ demo, the tray app's libraries or D-Bus.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, NoReturn
 
 from tray import __version__
 from tray.environment import Environment
 
+# typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
+# cost every `tray run` milliseconds.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Callable, Sequence
+    from typing import NoReturn
 
     from _typeshed import SupportsWrite
 
@@ -589,4 +593,8 @@ def entry() -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         status = 1
+    # The interpreter's exit collects garbage through every object there is, some
+    # milliseconds of each `tray run` for nothing: the process is ending. Frozen objects
+    # are left out; their memory goes with the process, and files are still flushed.
+    gc.freeze()
     sys.exit(status)

@@ -5,41 +5,79 @@ from __future__ import annotations
 import json
 import math
 import re
-import tomllib
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, TypeVar
 
-from tray.environment import Environment
-from tray.remote.hosts import HostConfig, HostConfigError, parse_hosts
+from tray.value import Value
+
+# typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
+# cost every `tray run` milliseconds.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from pathlib import Path
+    from typing import Any, Final, TypeVar
+
+    from tray.environment import Environment
+    from tray.remote.hosts import HostConfig
+
+    T = TypeVar("T")
 
 FILE_NAME = "config.toml"
 NOTIFY_STATES = ("blocked", "error", "done")
 
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
-_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
-_BARE_NUMBER = re.compile(r"\d+(?:\.\d+)?")
-_QUIET_HOURS = re.compile(r"(\d{1,2}):(\d{2})\s*-\s*(\d{1,2}):(\d{2})")
+# Patterns as text: the re module compiles each the first time it is used and keeps it,
+# so a `tray run` without a config file compiles none.
+_DURATION_PART = r"(\d+(?:\.\d+)?)(ms|s|m|h|d)"
+_BARE_NUMBER = r"\d+(?:\.\d+)?"
+_QUIET_HOURS = r"(\d{1,2}):(\d{2})\s*-\s*(\d{1,2}):(\d{2})"
 
-T = TypeVar("T")
 
+class PolicySettings(Value):
+    """``[notify]``. ``quiet_hours`` is (start, end) in minutes of the local day, and
+    wraps past midnight when start >= end; ``remind`` 0 turns reminders off."""
 
-@dataclass(frozen=True, slots=True)
-class PolicySettings:
-    enabled: bool = True
-    states: frozenset[str] = frozenset({"blocked", "error", "done"})
-    settle: float = 1.0
-    dedup_window: float = 30.0
-    burst: int = 3
-    burst_window: float = 10.0
-    typing_grace: float = 5.0
-    done_after: float = 30.0
-    # (start, end) minutes of the local day; wraps past midnight when start >= end.
-    quiet_hours: tuple[int, int] | None = None
-    when_focused: bool = False
-    terminal_notifications: bool = True
-    remind: float = 300.0  # 0 turns reminders off
+    __slots__ = (
+        "burst",
+        "burst_window",
+        "dedup_window",
+        "done_after",
+        "enabled",
+        "quiet_hours",
+        "remind",
+        "settle",
+        "states",
+        "terminal_notifications",
+        "typing_grace",
+        "when_focused",
+    )
+
+    def __init__(  # noqa: PLR0917 - positional, as it always could be
+        self,
+        enabled: bool = True,
+        states: frozenset[str] = frozenset({"blocked", "error", "done"}),
+        settle: float = 1.0,
+        dedup_window: float = 30.0,
+        burst: int = 3,
+        burst_window: float = 10.0,
+        typing_grace: float = 5.0,
+        done_after: float = 30.0,
+        quiet_hours: tuple[int, int] | None = None,
+        when_focused: bool = False,
+        terminal_notifications: bool = True,
+        remind: float = 300.0,
+    ) -> None:
+        self.enabled: Final = enabled
+        self.states: Final = states
+        self.settle: Final = settle
+        self.dedup_window: Final = dedup_window
+        self.burst: Final = burst
+        self.burst_window: Final = burst_window
+        self.typing_grace: Final = typing_grace
+        self.done_after: Final = done_after
+        self.quiet_hours: Final = quiet_hours
+        self.when_focused: Final = when_focused
+        self.terminal_notifications: Final = terminal_notifications
+        self.remind: Final = remind
 
 
 def in_quiet_hours(hours: tuple[int, int], minute: int) -> bool:
@@ -54,9 +92,11 @@ class ConfigError(ValueError):
     """A config file that cannot be used, with a one-line message naming the key."""
 
 
-@dataclass(frozen=True, slots=True)
-class SessionsConfig:
-    keep_ended: float = 24 * 3600.0
+class SessionsConfig(Value):
+    __slots__ = ("keep_ended",)
+
+    def __init__(self, keep_ended: float = 24 * 3600.0) -> None:
+        self.keep_ended: Final = keep_ended
 
 
 # The contract's defaults: agents with sessions of their own, and full-screen or
@@ -76,24 +116,44 @@ DEFAULT_WRAP = (
 )
 DEFAULT_IGNORE = ("vim", "nvim", "less", "man", "ssh", "tmux", "watch", "top", "htop")
 # Names end up as shell function names and in shell code: nothing a shell would parse.
-_COMMAND_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")
+_COMMAND_NAME = r"[A-Za-z0-9_][A-Za-z0-9_.+-]*"
 
 
-@dataclass(frozen=True, slots=True)
-class ShellConfig:
+class ShellConfig(Value):
     """``[shell]``: commands ``tray init`` runs under ``tray run``, and ones never reported."""
 
-    wrap: tuple[str, ...] = DEFAULT_WRAP
-    ignore: tuple[str, ...] = DEFAULT_IGNORE
+    __slots__ = ("ignore", "wrap")
+
+    def __init__(
+        self, wrap: tuple[str, ...] = DEFAULT_WRAP, ignore: tuple[str, ...] = DEFAULT_IGNORE
+    ) -> None:
+        self.wrap: Final = wrap
+        self.ignore: Final = ignore
 
 
-@dataclass(frozen=True, slots=True)
-class Config:
-    sessions: SessionsConfig = field(default_factory=SessionsConfig)
-    # The notification policy's settings, straight: the policy is pure and reads no file.
-    notify: PolicySettings = field(default_factory=PolicySettings)
-    shell: ShellConfig = field(default_factory=ShellConfig)
-    hosts: tuple[HostConfig, ...] = ()
+# The defaults are values no one can change, so every Config can share them.
+_DEFAULT_SESSIONS = SessionsConfig()
+_DEFAULT_NOTIFY = PolicySettings()
+_DEFAULT_SHELL = ShellConfig()
+
+
+class Config(Value):
+    """The whole file. ``notify`` is the notification policy's settings, straight: the
+    policy is pure and reads no file."""
+
+    __slots__ = ("hosts", "notify", "sessions", "shell")
+
+    def __init__(
+        self,
+        sessions: SessionsConfig = _DEFAULT_SESSIONS,
+        notify: PolicySettings = _DEFAULT_NOTIFY,
+        shell: ShellConfig = _DEFAULT_SHELL,
+        hosts: tuple[HostConfig, ...] = (),
+    ) -> None:
+        self.sessions: Final = sessions
+        self.notify: Final = notify
+        self.shell: Final = shell
+        self.hosts: Final = hosts
 
 
 def config_path(env: Environment) -> Path:
@@ -104,10 +164,18 @@ def load_config(env: Environment) -> Config:
     """The settings in ``config.toml``, or the defaults when there is no such file."""
     path = config_path(env)
     try:
-        with open(path, "rb") as handle:
-            document = tomllib.load(handle)
+        handle = open(path, "rb")  # noqa: SIM115 - closed below, once the file is read
     except FileNotFoundError:
         return Config()
+    except OSError as error:
+        raise ConfigError(f"{path}: {error.strerror or error}") from None
+    # Only now: tomllib, with the datetime it needs, is milliseconds of every `tray run`,
+    # and most people have no config file.
+    import tomllib  # noqa: PLC0415
+
+    try:
+        with handle:
+            document = tomllib.load(handle)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: {error}") from None
     except UnicodeDecodeError:
@@ -188,6 +256,9 @@ def _parse(document: Mapping[str, Any]) -> Config:
 def _parse_hosts(document: Mapping[str, Any]) -> tuple[HostConfig, ...]:
     if "hosts" not in document:
         return ()
+    # Only for a config that lists hosts: the launcher never needs them.
+    from tray.remote.hosts import HostConfigError, parse_hosts  # noqa: PLC0415
+
     try:
         return parse_hosts(document["hosts"])
     except HostConfigError as error:
@@ -206,7 +277,7 @@ def _command_names(value: object) -> tuple[str, ...]:
     expected = 'expected a list of command names such as ["claude", "codex"]'
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise ValueError(expected)
-    if not all(_COMMAND_NAME.fullmatch(item) for item in value):
+    if not all(re.fullmatch(_COMMAND_NAME, item) for item in value):
         raise ValueError(expected)
     return tuple(dict.fromkeys(value))
 
@@ -268,11 +339,11 @@ def _duration(value: object) -> float:
 
 
 def _duration_text(text: str, expected: str) -> float:
-    if _BARE_NUMBER.fullmatch(text):
+    if re.fullmatch(_BARE_NUMBER, text):
         return float(text)
     total = 0.0
     position = 0
-    for match in _DURATION_PART.finditer(text):
+    for match in re.finditer(_DURATION_PART, text):
         if match.start() != position:
             raise ValueError(expected)
         total += float(match.group(1)) * _UNITS[match.group(2)]
@@ -307,7 +378,7 @@ def _quiet_hours(value: object) -> tuple[int, int]:
     expected = 'expected "HH:MM-HH:MM" with different start and end, such as "22:00-07:30"'
     if not isinstance(value, str):
         raise ValueError(expected)
-    match = _QUIET_HOURS.fullmatch(value.strip())
+    match = re.fullmatch(_QUIET_HOURS, value.strip())
     if match is None:
         raise ValueError(expected)
     start_hour, start_minute, end_hour, end_minute = (int(part) for part in match.groups())

@@ -5,9 +5,14 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TextIO
+
+# typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
+# cost every `tray run` milliseconds.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import TextIO
 
 
 class Environment:

@@ -8,12 +8,18 @@ tray app and the state files all go through :meth:`Session.to_public`,
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any
+from types import MappingProxyType
 
 from tray.protocol.records import LASTING, Record, most_urgent
 from tray.protocol.report import KINDS, STATES
+from tray.value import Value
+
+# typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
+# cost every `tray run` milliseconds.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import Any, Final
 
 FORMAT_VERSION = 1
 # The version of `tray status --json`; a breaking change to its shape bumps it.
@@ -27,6 +33,8 @@ ATTENTION_SOURCES = ("osc9", "osc777", "osc99", "bell", "command")
 ATTENTION_CONDITIONS = ("always", "unfocused", "invisible")
 # The newest attention events a session file keeps; readers find new ones by ``seq``.
 ATTENTION_KEPT = 8
+# Shared by every session without terminal facts: read-only, so none can change another's.
+_NO_TERMINAL: Mapping[str, str] = MappingProxyType({})
 
 
 class SessionFormatError(ValueError):
@@ -54,8 +62,7 @@ def session_state(
     return None
 
 
-@dataclass(frozen=True, slots=True)
-class Attention:
+class Attention(Value):
     """One request for attention: a terminal notification, a bell, or a long command's end.
 
     ``seq`` grows by one per event in a session, so a reader that remembers the last one
@@ -64,14 +71,27 @@ class Attention:
     line is the ``title``.
     """
 
-    seq: int
-    at: float
-    source: str
-    title: str | None = None
-    body: str | None = None
-    condition: str = "always"
-    exit_code: int | None = None
-    duration: float | None = None
+    __slots__ = ("at", "body", "condition", "duration", "exit_code", "seq", "source", "title")
+
+    def __init__(  # noqa: PLR0917 - positional, as it always could be
+        self,
+        seq: int,
+        at: float,
+        source: str,
+        title: str | None = None,
+        body: str | None = None,
+        condition: str = "always",
+        exit_code: int | None = None,
+        duration: float | None = None,
+    ) -> None:
+        self.seq: Final = seq
+        self.at: Final = at
+        self.source: Final = source
+        self.title: Final = title
+        self.body: Final = body
+        self.condition: Final = condition
+        self.exit_code: Final = exit_code
+        self.duration: Final = duration
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -86,31 +106,78 @@ class Attention:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class Session:
-    id: str
-    name: str
-    command: tuple[str, ...]
-    cwd: str
-    pid: int
-    child_pid: int | None
-    started_at: float
-    updated_at: float
-    alive: bool = True
-    exit_code: int | None = None
-    source: str = "launcher"
-    records: tuple[Record, ...] = ()
-    # Beyond the contract: what readers need for liveness and for the tray.
-    pid_start: str | None = None
-    last_input_at: float | None = None
-    terminal: Mapping[str, str] = field(default_factory=dict)
-    name_given: bool = False  # whether ``name`` came from --name
-    # Additive fields of the contract (see the README's state file section).
-    focus: str = "unknown"
-    focus_since: float | None = None
-    state_since: float | None = None  # since when ``state`` has been what it is
-    attention: tuple[Attention, ...] = ()
-    terminal_progress: int | None = None  # OSC 9;4 progress, for programs without 7501
+class Session(Value):
+    __slots__ = (
+        "alive",
+        "attention",
+        "child_pid",
+        "command",
+        "cwd",
+        "exit_code",
+        "focus",
+        "focus_since",
+        "id",
+        "last_input_at",
+        "name",
+        "name_given",
+        "pid",
+        "pid_start",
+        "records",
+        "source",
+        "started_at",
+        "state_since",
+        "terminal",
+        "terminal_progress",
+        "updated_at",
+    )
+
+    def __init__(  # noqa: PLR0917 - positional, as it always could be
+        self,
+        id: str,
+        name: str,
+        command: tuple[str, ...],
+        cwd: str,
+        pid: int,
+        child_pid: int | None,
+        started_at: float,
+        updated_at: float,
+        alive: bool = True,
+        exit_code: int | None = None,
+        source: str = "launcher",
+        records: tuple[Record, ...] = (),
+        # Beyond the contract: what readers need for liveness and for the tray.
+        pid_start: str | None = None,
+        last_input_at: float | None = None,
+        terminal: Mapping[str, str] = _NO_TERMINAL,
+        name_given: bool = False,  # whether ``name`` came from --name
+        # Additive fields of the contract (see the README's state file section).
+        focus: str = "unknown",
+        focus_since: float | None = None,
+        state_since: float | None = None,  # since when ``state`` has been what it is
+        attention: tuple[Attention, ...] = (),
+        terminal_progress: int | None = None,  # OSC 9;4 progress, for programs without 7501
+    ) -> None:
+        self.id: Final = id
+        self.name: Final = name
+        self.command: Final = command
+        self.cwd: Final = cwd
+        self.pid: Final = pid
+        self.child_pid: Final = child_pid
+        self.started_at: Final = started_at
+        self.updated_at: Final = updated_at
+        self.alive: Final = alive
+        self.exit_code: Final = exit_code
+        self.source: Final = source
+        self.records: Final = records
+        self.pid_start: Final = pid_start
+        self.last_input_at: Final = last_input_at
+        self.terminal: Final = terminal
+        self.name_given: Final = name_given
+        self.focus: Final = focus
+        self.focus_since: Final = focus_since
+        self.state_since: Final = state_since
+        self.attention: Final = attention
+        self.terminal_progress: Final = terminal_progress
 
     @property
     def running(self) -> bool:
@@ -123,7 +190,7 @@ class Session:
     def ended(self, exit_code: int | None, now: float) -> Session:
         """The session after its program stopped: the lifetime rule drops records."""
         kept = tuple(r for r in self.records if r.state in LASTING)
-        return replace(self, alive=False, exit_code=exit_code, records=kept, updated_at=now)
+        return self.replace(alive=False, exit_code=exit_code, records=kept, updated_at=now)
 
     def to_public(self) -> dict[str, Any]:
         return {

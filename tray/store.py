@@ -14,11 +14,17 @@ import json
 import os
 import stat
 import sys
-from collections.abc import Iterable
-from dataclasses import dataclass, replace
-from pathlib import Path
 
 from tray.session import Session, SessionFormatError
+from tray.value import Value
+
+# typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
+# cost every `tray run` milliseconds.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from pathlib import Path
+    from typing import Final
 
 SUFFIX = ".json"
 TEMP_SUFFIX = ".tmp"
@@ -96,12 +102,14 @@ def expired(session: Session, now: float, keep_ended: float) -> bool:
     return not session.alive and now - session.updated_at > keep_ended
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(Value):
     """A file that could not be read, kept so callers can warn once about it."""
 
-    path: Path
-    reason: str
+    __slots__ = ("path", "reason")
+
+    def __init__(self, path: Path, reason: str) -> None:
+        self.path: Final = path
+        self.reason: Final = reason
 
 
 class Dismissal(enum.Enum):
@@ -110,11 +118,13 @@ class Dismissal(enum.Enum):
     RUNNING = "running"
 
 
-@dataclass(frozen=True)
-class _Loaded:
-    session: Session
-    # Which version of the file was read, so a removal never hits a newer one.
-    identity: tuple[int, int, int, int]
+class _Loaded(Value):
+    __slots__ = ("identity", "session")
+
+    def __init__(self, session: Session, identity: tuple[int, int, int, int]) -> None:
+        self.session: Final = session
+        # Which version of the file was read, so a removal never hits a newer one.
+        self.identity: Final = identity
 
 
 def valid_session_id(session_id: str) -> bool:
@@ -221,7 +231,7 @@ class StateStore:
             raise ValueError(f"holds session {session.id!r}, not {expected_name!r}")
         ordered = tuple(sorted(session.records, key=lambda record: record.id))
         if ordered != session.records:
-            session = replace(session, records=ordered)
+            session = session.replace(records=ordered)
         return _Loaded(session, _identity(info))
 
     def _session_paths(self) -> list[Path]:
@@ -350,14 +360,24 @@ class StateStore:
                 _unlink_quietly(path)
 
 
-@dataclass(frozen=True)
-class _Cached:
-    """What one file held when last read: a session (liveness applied) or a problem."""
+class _Cached(Value):
+    """What one file held when last read: a session (liveness applied) or a problem.
 
-    # None when the file could not even be looked at: then it is read again every time.
-    identity: tuple[int, int, int, int] | None
-    session: Session | None
-    problem: str | None = None
+    ``identity`` is None when the file could not even be looked at: then it is read
+    again every time.
+    """
+
+    __slots__ = ("identity", "problem", "session")
+
+    def __init__(
+        self,
+        identity: tuple[int, int, int, int] | None,
+        session: Session | None,
+        problem: str | None = None,
+    ) -> None:
+        self.identity: Final = identity
+        self.session: Final = session
+        self.problem: Final = problem
 
 
 class SessionCache:

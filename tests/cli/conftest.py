@@ -11,7 +11,7 @@ import sys
 import time
 import tty
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -185,7 +185,7 @@ def make_session(session_id: str, started_at: float, **changes: Any) -> Session:
         updated_at=started_at,
         pid_start=process_start_token(os.getpid()),
     )
-    return replace(base, **changes)
+    return base.replace(**changes)
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from tray.cli import main
 from tray.environment import Environment
-from tray.protocol.report import KINDS, STATES, Report, parse_body
+from tray.protocol.report import KINDS, MAX_ID, STATES, Report, parse_body
 
 from .conftest import Tray
 
@@ -142,7 +142,15 @@ def reports(draw: st.DrawFn) -> Report:
     state = draw(st.sampled_from((*STATES, "clear")))
     return Report(
         state=state,
-        id=draw(st.one_of(st.just(""), st.lists(segment, min_size=1, max_size=8).map("/".join))),
+        id=draw(
+            st.one_of(
+                st.just(""),
+                # Eight long segments are longer than an id may be.
+                st.lists(segment, min_size=1, max_size=8)
+                .map("/".join)
+                .filter(lambda i: len(i) <= MAX_ID),
+            )
+        ),
         kind=draw(st.none() | st.sampled_from(KINDS)) if state == "blocked" else None,
         progress=(
             draw(st.none() | st.integers(0, 100)) if state in ("working", "blocked") else None

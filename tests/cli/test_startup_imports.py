@@ -13,6 +13,12 @@ from .conftest import TIMEOUT, Tray
 APP_MODULES = ("tray.app", "PIL", "pystray", "desktop_notifier", "watchdog", "dbus_fast")
 # What other commands need, and heavy standard modules the launcher does without.
 OTHER_MODULES = ("tray.commands", "argparse", "platformdirs", "subprocess", "asyncio", "secrets")
+# Milliseconds of every start, which the launcher's own modules are written to avoid:
+# dataclasses brings inspect (and ast, dis, tokenize) in; typing is big; tomllib (with
+# datetime) is needed only to read a config file; [[hosts]] only when one lists hosts.
+SLOW_MODULES = ("dataclasses", "inspect", "typing", "tomllib", "datetime", "tray.remote")
+# With a config file, tomllib is read (and imports typing): the rest stays out.
+SLOW_WITH_CONFIG = ("dataclasses", "inspect", "tray.remote")
 
 
 def _imported(importtime: str) -> set[str]:
@@ -30,11 +36,8 @@ def _within(name: str, roots: tuple[str, ...]) -> bool:
     return any(name == root or name.startswith(root + ".") for root in roots)
 
 
-@pytest.mark.parametrize("config_home", [True, False], ids=["xdg-config-home", "default-config"])
-def test_tray_run_imports_only_the_launcher(tray_home: Tray, config_home: bool) -> None:
-    environ = dict(tray_home.environ)
-    if not config_home:
-        environ.pop("XDG_CONFIG_HOME")  # then ~/.config, in the test's own home
+def _tray_run_imports(tray_home: Tray, environ: dict[str, str]) -> set[str]:
+    """What ``tray run -- true`` imported, beyond doubt that it ran."""
     result = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "tray", "run", "--", "true"],
         env=environ,
@@ -49,5 +52,22 @@ def test_tray_run_imports_only_the_launcher(tray_home: Tray, config_home: bool) 
     imported = _imported(result.stderr)
     # The launcher really ran, and the report was read right.
     assert {"tray.cli", "tray.launcher.run", "ptyprocess"} <= imported
+    return imported
+
+
+@pytest.mark.parametrize("config_home", [True, False], ids=["xdg-config-home", "default-config"])
+def test_tray_run_imports_only_the_launcher(tray_home: Tray, config_home: bool) -> None:
+    environ = dict(tray_home.environ)
+    if not config_home:
+        environ.pop("XDG_CONFIG_HOME")  # then ~/.config, in the test's own home
+    imported = _tray_run_imports(tray_home, environ)
     assert sorted(name for name in imported if _within(name, APP_MODULES)) == []
     assert sorted(name for name in imported if _within(name, OTHER_MODULES)) == []
+    assert sorted(name for name in imported if _within(name, SLOW_MODULES)) == []
+
+
+def test_tray_run_reads_a_config_file_without_the_slow_modules(tray_home: Tray) -> None:
+    tray_home.write_config('[sessions]\nkeep_ended = "1h"\n')
+    imported = _tray_run_imports(tray_home, dict(tray_home.environ))
+    assert "tomllib" in imported  # the file was read
+    assert sorted(name for name in imported if _within(name, SLOW_WITH_CONFIG)) == []

@@ -93,7 +93,8 @@ def test_sizes(pty_pair: tuple[int, int]) -> None:
     ],
 )
 def test_size_from_environ(environ: dict[str, str], expected: tuple[int, int]) -> None:
-    assert size_from_environ(environ)[:2] == expected
+    size = size_from_environ(environ)
+    assert (size.rows, size.columns) == expected
 
 
 def test_signals_arrive_as_bytes_and_handlers_come_back() -> None:

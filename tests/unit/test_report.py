@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -41,7 +40,7 @@ def b64(text: str | bytes, pad: bool = True) -> str:
 
 def with_field(report: Report, field: str, value: object) -> Report:
     changes: dict[str, Any] = {field: value}
-    return replace(report, **changes)
+    return report.replace(**changes)
 
 
 def parse(body: str) -> Report | None:
@@ -853,7 +852,7 @@ def invalid_reports(draw: st.DrawFn) -> Report:
     report = draw(valid_reports())
     field, value = draw(st.sampled_from(INVALID_FIELDS))
     if field == "state":
-        return replace(report, state=str(value), kind=None, progress=None)
+        return report.replace(state=str(value), kind=None, progress=None)
     return with_field(report, field, value)
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -55,7 +54,7 @@ BASE = Session(
 
 
 def program(*records: Record, **changes: Any) -> Session:
-    return replace(BASE, source="program", records=records, **changes)
+    return BASE.replace(source="program", records=records, **changes)
 
 
 # --- state --------------------------------------------------------------------------------
@@ -182,7 +181,7 @@ def test_to_public_has_the_contract_shape() -> None:
 
 
 def test_to_file_adds_version_and_private_fields() -> None:
-    session = replace(BASE, pid_start="12345", last_input_at=3.5, terminal={"tmux": "%1"})
+    session = BASE.replace(pid_start="12345", last_input_at=3.5, terminal={"tmux": "%1"})
     document = session.to_file()
     assert document["version"] == FORMAT_VERSION
     assert {k: v for k, v in document.items() if k in session.to_public()} == session.to_public()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -31,7 +30,7 @@ def working(session_id: str, msg: str, started: float = NOW, **changes: object) 
         records=(Record("", "working", None, None, "agent", None, msg, started),),
         pid_start=process_start_token(os.getpid()),
     )
-    return replace(session, **changes)  # type: ignore[arg-type]
+    return session.replace(**changes)
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -60,7 +59,7 @@ def live_session(session_id: str, **changes: object) -> Session:
         updated_at=NOW,
         pid_start=process_start_token(os.getpid()),
     )
-    return replace(base, **changes)  # type: ignore[arg-type]
+    return base.replace(**changes)
 
 
 @pytest.fixture
@@ -324,7 +323,7 @@ def test_expired_is_strictly_past_the_keep_time() -> None:
     ended = live_session("s", alive=False, exit_code=0, updated_at=NOW)
     assert not expired(ended, NOW + 60, 60)
     assert expired(ended, NOW + 60.5, 60)
-    assert not expired(replace(ended, alive=True), NOW + 10**6, 60)
+    assert not expired(ended.replace(alive=True), NOW + 10**6, 60)
 
 
 def test_prune_clears_temp_files_of_dead_writers_only(
@@ -387,7 +386,6 @@ def test_a_file_rewritten_after_reading_is_not_removed(store: StateStore) -> Non
 
 WRITER = """
 import os, sys, time
-from dataclasses import replace
 from tray.environment import Environment
 from tray.protocol.records import Record
 from tray.session import Session
@@ -403,7 +401,7 @@ for step in range(1, rounds + 1):
     # done records, which outlive the writer: liveness keeps them after it exits.
     records = tuple(Record(f"r{i:03}", "done", None, None, "app", None, "m" * (i * 13),
                            float(step)) for i in range(count))
-    store.write(replace(base, name=f"n{count}", updated_at=float(step), records=records))
+    store.write(base.replace(name=f"n{count}", updated_at=float(step), records=records))
 """
 
 

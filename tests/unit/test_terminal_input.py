@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import given, settings
@@ -17,10 +18,12 @@ from tray.protocol.terminal_input import (
     PASTE_END,
     PASTE_START,
     TYPING,
-    Focus,
     InputEvents,
     InputScanner,
 )
+
+if TYPE_CHECKING:
+    from tray.protocol.terminal_input import Focus
 
 SETTINGS = settings(max_examples=300, deadline=None)
 

@@ -8,11 +8,8 @@ the last keystroke changed. Reports that change nothing a reader can see cause n
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import time
-from collections.abc import Callable, Iterable
-from typing import Any
 
 from tray.launcher.log import LauncherLog
 from tray.launcher.watch import TerminalWatch
@@ -21,6 +18,13 @@ from tray.protocol.report import parse_body
 from tray.protocol.scanner import Event, FullReset, PromptStart, Query, RawReport
 from tray.session import Session
 from tray.store import StateStore
+
+# typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
+# cost every `tray run` milliseconds.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+    from typing import Any
 
 WRITE_INTERVAL = 0.1
 INPUT_WRITE_INTERVAL = 2.0
@@ -130,7 +134,7 @@ class SessionRecorder:
             self._view_dirty = True
 
     def started(self, child_pid: int) -> None:
-        self.session = dataclasses.replace(self.session, child_pid=child_pid)
+        self.session = self.session.replace(child_pid=child_pid)
         self.write(self.snapshot())
 
     def finish(self, code: int | None) -> None:
@@ -140,13 +144,12 @@ class SessionRecorder:
         session = self.snapshot().ended(code, now)
         # The launcher's own done or error is news as much as a record's would be.
         if session.state != self._state:
-            session = dataclasses.replace(session, state_since=now)
+            session = session.replace(state_since=now)
         self.write(session)
 
     def snapshot(self) -> Session:
         watch = self.watch
-        return dataclasses.replace(
-            self.session,
+        return self.session.replace(
             updated_at=self._changed_at,
             source=self._source,
             records=tuple(self._table.records()),

@@ -30,10 +30,19 @@ import errno
 import os
 import signal
 import stat
-from collections.abc import Callable
-from typing import Any, NamedTuple
 
 from ptyprocess import PtyProcess
+
+from tray.value import Value
+
+# typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
+# cost every `tray run` milliseconds.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, Final
+
+    Dispositions = dict[int, Any]
 
 CANNOT_START = 127
 
@@ -65,18 +74,21 @@ _KEEPER_IGNORES = (
     signal.SIGTTOU,
 )
 
-Dispositions = dict[int, Any]
-
 
 class CannotStartError(Exception):
     """The command could not be started; the message is the one line for stderr."""
 
 
-class Spawned(NamedTuple):
-    keeper: int
-    child: int
-    # The pty's master side, the launcher's to read, write and close.
-    master: int = -1
+class Spawned(Value):
+    """The keeper's pid, the command's, and the pty's master side (the launcher's to read,
+    write and close)."""
+
+    __slots__ = ("child", "keeper", "master")
+
+    def __init__(self, keeper: int, child: int, master: int = -1) -> None:
+        self.keeper: Final = keeper
+        self.child: Final = child
+        self.master: Final = master
 
 
 def exit_code(status: int) -> int:

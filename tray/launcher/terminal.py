@@ -8,9 +8,16 @@ import os
 import signal
 import struct
 import termios
-from collections.abc import Iterable, Iterator, Mapping
-from types import FrameType, TracebackType
-from typing import Any, NamedTuple
+
+from tray.value import Value
+
+# typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
+# cost every `tray run` milliseconds.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator, Mapping
+    from types import FrameType, TracebackType
+    from typing import Any, Final
 
 DEFAULT_ROWS = 24
 DEFAULT_COLUMNS = 80
@@ -21,11 +28,14 @@ _WINSIZE = struct.Struct("HHHH")
 IFLAG, OFLAG, CFLAG, LFLAG, ISPEED, OSPEED, CC = range(7)
 
 
-class WindowSize(NamedTuple):
-    rows: int
-    columns: int
-    xpixel: int = 0
-    ypixel: int = 0
+class WindowSize(Value):
+    __slots__ = ("columns", "rows", "xpixel", "ypixel")
+
+    def __init__(self, rows: int, columns: int, xpixel: int = 0, ypixel: int = 0) -> None:
+        self.rows: Final = rows
+        self.columns: Final = columns
+        self.xpixel: Final = xpixel
+        self.ypixel: Final = ypixel
 
 
 def get_size(fd: int) -> WindowSize | None:
@@ -42,7 +52,8 @@ def get_size(fd: int) -> WindowSize | None:
 
 def set_size(fd: int, size: WindowSize) -> None:
     """Set a pty's size; the kernel sends SIGWINCH to its foreground group when it changes."""
-    fcntl.ioctl(fd, termios.TIOCSWINSZ, _WINSIZE.pack(*size))
+    packed = _WINSIZE.pack(size.rows, size.columns, size.xpixel, size.ypixel)
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, packed)
 
 
 def _dimension(environ: Mapping[str, str], key: str, default: int) -> int:

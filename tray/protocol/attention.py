@@ -10,11 +10,20 @@ invisible characters and escaping markup happen where the text is shown.
 
 from __future__ import annotations
 
-import base64
 import binascii
 import re
-from dataclasses import dataclass, field
-from typing import Final, Literal
+
+from tray.value import Value
+
+# typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
+# cost every `tray run` milliseconds.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Final, Literal
+
+    Condition = Literal["always", "unfocused", "invisible"]
+    ProgressState = Literal["remove", "set", "error", "indeterminate", "paused"]
+    MarkKind = Literal["A", "B", "C", "D", "E"]
 
 MAX_TITLE: Final = 192
 MAX_BODY: Final = 2048
@@ -26,36 +35,43 @@ KITTY_MAX_PAYLOAD: Final = 2048
 KITTY_MAX_PENDING: Final = 16
 KITTY_MAX_BYTES: Final = 4096
 
-Condition = Literal["always", "unfocused", "invisible"]
-ProgressState = Literal["remove", "set", "error", "indeterminate", "paused"]
-MarkKind = Literal["A", "B", "C", "D", "E"]
 
-
-@dataclass(frozen=True, slots=True)
-class Notification:
+class Notification(Value):
     """A desktop notification a program asked for. ``title`` or ``body`` may be empty,
-    never both. ``source`` is the OSC number it came in: 9, 777 or 99."""
+    never both. ``source`` is the OSC number it came in: 9, 777 or 99. ``urgency`` is
+    kitty's: 0 low, 1 normal, 2 critical."""
 
-    title: str
-    body: str
-    source: int
-    condition: Condition = "always"
-    urgency: int | None = None  # kitty's 0 low, 1 normal, 2 critical
+    __slots__ = ("body", "condition", "source", "title", "urgency")
+
+    def __init__(
+        self,
+        title: str,
+        body: str,
+        source: int,
+        condition: Condition = "always",
+        urgency: int | None = None,
+    ) -> None:
+        self.title: Final = title
+        self.body: Final = body
+        self.source: Final = source
+        self.condition: Final = condition
+        self.urgency: Final = urgency
 
 
-@dataclass(frozen=True, slots=True)
-class Progress:
+class Progress(Value):
     """ConEmu's progress bar (OSC 9;4). ``value`` is 0 to 100, or None when not given.
 
     ``error`` is the bar's colour, not a failure of the session.
     """
 
-    state: ProgressState
-    value: int | None = None
+    __slots__ = ("state", "value")
+
+    def __init__(self, state: ProgressState, value: int | None = None) -> None:
+        self.state: Final = state
+        self.value: Final = value
 
 
-@dataclass(frozen=True, slots=True)
-class PromptMark:
+class PromptMark(Value):
     """A shell integration mark, from OSC 133 or OSC 633.
 
     ``A`` a prompt starts, ``B`` the prompt ends, ``C`` a command starts, ``D`` it
@@ -64,17 +80,26 @@ class PromptMark:
     the shell sent one) and with ``E``.
     """
 
-    kind: MarkKind
-    exit_status: int | None = None
-    cmdline: str | None = None
+    __slots__ = ("cmdline", "exit_status", "kind")
+
+    def __init__(
+        self, kind: MarkKind, exit_status: int | None = None, cmdline: str | None = None
+    ) -> None:
+        self.kind: Final = kind
+        self.exit_status: Final = exit_status
+        self.cmdline: Final = cmdline
 
 
-@dataclass(frozen=True, slots=True)
-class FinishedCommand:
-    cmdline: str | None
-    exit_status: int | None
-    started_at: float
-    ended_at: float
+class FinishedCommand(Value):
+    __slots__ = ("cmdline", "ended_at", "exit_status", "started_at")
+
+    def __init__(
+        self, cmdline: str | None, exit_status: int | None, started_at: float, ended_at: float
+    ) -> None:
+        self.cmdline: Final = cmdline
+        self.exit_status: Final = exit_status
+        self.started_at: Final = started_at
+        self.ended_at: Final = ended_at
 
     @property
     def duration(self) -> float:
@@ -114,7 +139,6 @@ _PROGRESS_STATES: Final[dict[bytes, ProgressState]] = {
     b"3": "indeterminate",
     b"4": "paused",
 }
-_DIGITS: Final = re.compile(rb"[0-9]+")
 
 
 def _is_conemu_command(payload: bytes) -> bool:
@@ -127,7 +151,7 @@ def _progress(arguments: bytes) -> Progress | None:
     state = _PROGRESS_STATES.get(state_field)
     if state is None:
         return None
-    if state in ("remove", "indeterminate") or _DIGITS.fullmatch(value_field) is None:
+    if state in ("remove", "indeterminate") or not value_field.isdigit():
         return Progress(state)
     digits = value_field.lstrip(b"0") or b"0"
     # Past three digits it is over 100 anyway; int() is never fed a huge number.
@@ -162,7 +186,9 @@ def parse_osc777(payload: bytes) -> Notification | None:
 
 # --- OSC 99 -------------------------------------------------------------------------------
 
-_KITTY_ID: Final = re.compile(rb"[A-Za-z0-9_+.-]{1,64}")
+# Patterns as text: the re module compiles each the first time it is used and keeps it,
+# so a `tray run` whose command sends none of these compiles none.
+_KITTY_ID: Final = rb"[A-Za-z0-9_+.-]{1,64}"
 _KITTY_CONDITIONS: Final[dict[bytes, Condition]] = {
     b"always": "always",
     b"unfocused": "unfocused",
@@ -171,15 +197,17 @@ _KITTY_CONDITIONS: Final[dict[bytes, Condition]] = {
 # Not part of a notification at all: a request to close one, a support query, and
 # kitty's liveness query.
 _KITTY_COMMANDS: Final = frozenset({b"close", b"?", b"alive"})
-_BASE64_CHARS: Final = re.compile(rb"[A-Za-z0-9+/]*={0,2}")
+_BASE64_CHARS: Final = rb"[A-Za-z0-9+/]*={0,2}"
 
 
-@dataclass(slots=True)
 class _Pending:
-    title: bytearray = field(default_factory=bytearray)
-    body: bytearray = field(default_factory=bytearray)
-    condition: Condition = "always"
-    urgency: int | None = None
+    __slots__ = ("body", "condition", "title", "urgency")
+
+    def __init__(self) -> None:
+        self.title = bytearray()
+        self.body = bytearray()
+        self.condition: Condition = "always"
+        self.urgency: int | None = None
 
     def room(self) -> int:
         return KITTY_MAX_BYTES - len(self.title) - len(self.body)
@@ -188,14 +216,14 @@ class _Pending:
 def _decode_kitty_payload(data: bytes, encoded: bool) -> bytes | None:
     if not encoded:
         return data if len(data) <= KITTY_MAX_PAYLOAD else None
-    if len(data) > (KITTY_MAX_PAYLOAD + 2) // 3 * 4 or _BASE64_CHARS.fullmatch(data) is None:
+    if len(data) > (KITTY_MAX_PAYLOAD + 2) // 3 * 4 or re.fullmatch(_BASE64_CHARS, data) is None:
         return None
     unpadded = data.rstrip(b"=")
     if len(unpadded) % 4 == 1:
         return None
     try:
-        raw = base64.b64decode(unpadded + b"=" * (-len(unpadded) % 4), validate=True)
-    except (binascii.Error, ValueError):  # pragma: no cover - the checks above rule it out
+        raw = binascii.a2b_base64(unpadded + b"=" * (-len(unpadded) % 4), strict_mode=True)
+    except binascii.Error:  # pragma: no cover - the checks above rule it out
         return None
     return raw if len(raw) <= KITTY_MAX_PAYLOAD else None
 
@@ -237,7 +265,7 @@ class KittyAssembler:
             return None
         identifier = keys.get(b"i", b"0")
         encoding = keys.get(b"e", b"0")
-        if _KITTY_ID.fullmatch(identifier) is None or encoding not in (b"0", b"1"):
+        if re.fullmatch(_KITTY_ID, identifier) is None or encoding not in (b"0", b"1"):
             return None
         text = b""
         if kind in (b"title", b"body"):
@@ -275,17 +303,17 @@ class KittyAssembler:
 
 # --- OSC 7 --------------------------------------------------------------------------------
 
-_PERCENT: Final = re.compile(rb"%([0-9A-Fa-f]{2})")
-_BAD_PERCENT: Final = re.compile(rb"%(?![0-9A-Fa-f]{2})")
+_PERCENT: Final = rb"%([0-9A-Fa-f]{2})"
+_BAD_PERCENT: Final = rb"%(?![0-9A-Fa-f]{2})"
 _LOCAL_HOSTS: Final = ("", "localhost")
 
 
 def _percent_decode(raw: bytes) -> bytes | None:
     if b"%" not in raw:
         return raw
-    if _BAD_PERCENT.search(raw):
+    if re.search(_BAD_PERCENT, raw):
         return None
-    return _PERCENT.sub(lambda match: bytes([int(match[1], 16)]), raw)
+    return re.sub(_PERCENT, lambda match: bytes([int(match[1], 16)]), raw)
 
 
 def parse_osc7(payload: bytes, hostname: str) -> str | None:
@@ -315,7 +343,7 @@ def parse_osc7(payload: bytes, hostname: str) -> str | None:
 
 # --- OSC 133 and OSC 633 ------------------------------------------------------------------
 
-_STATUS: Final = re.compile(rb"-?[0-9]{1,10}")
+_STATUS: Final = rb"-?[0-9]{1,10}"
 _MARK_KINDS: Final[dict[bytes, MarkKind]] = {b"A": "A", b"B": "B", b"C": "C", b"D": "D"}
 # Inside bash's ``$'...'``, the escapes printf %q produces, and a few more.
 _ANSI_C_ESCAPES: Final = {
@@ -342,7 +370,7 @@ def _split_mark(payload: bytes) -> tuple[MarkKind, bytes] | None:
 
 def _exit_status(options: bytes) -> int | None:
     first = options.partition(b";")[0]
-    return int(first) if _STATUS.fullmatch(first) else None
+    return int(first) if re.fullmatch(_STATUS, first) else None
 
 
 def _ansi_c_unquote(text: bytes, start: int, out: bytearray) -> int:
@@ -524,13 +552,10 @@ __all__ = [
     "MAX_PATH",
     "MAX_TITLE",
     "CommandTracker",
-    "Condition",
     "FinishedCommand",
     "KittyAssembler",
-    "MarkKind",
     "Notification",
     "Progress",
-    "ProgressState",
     "PromptMark",
     "parse_osc7",
     "parse_osc9",

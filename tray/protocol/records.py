@@ -2,31 +2,51 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from tray.protocol.report import CLEAR, URGENCY, Report
+from tray.value import Value
+
+# typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
+# cost every `tray run` milliseconds.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Final
 
 CAPACITY = 256
 # States that outlive the program and a new prompt, until the person has seen them.
 LASTING = frozenset({"done", "error"})
 
 
-@dataclass(frozen=True, slots=True)
-class Record:
-    """A record as read back: ``app`` is the effective app after inheritance."""
+class Record(Value):
+    """A record as read back: ``app`` is the effective app after inheritance.
 
-    id: str
-    state: str
-    kind: str | None
-    progress: int | None
-    app: str | None
-    title: str | None
-    msg: str | None
-    updated_at: float
-    # Since when the record has said what it says now: a report that repeats it does not
-    # move this, any change does. The policy's settle counts from here, so sampling the
-    # state file can never make a flapping prompt look steady.
-    since: float | None = None
+    ``since`` is since when the record has said what it says now: a report that repeats
+    it does not move this, any change does. The policy's settle counts from here, so
+    sampling the state file can never make a flapping prompt look steady.
+    """
+
+    __slots__ = ("app", "id", "kind", "msg", "progress", "since", "state", "title", "updated_at")
+
+    def __init__(  # noqa: PLR0917 - built positionally, in the protocol's order
+        self,
+        id: str,
+        state: str,
+        kind: str | None,
+        progress: int | None,
+        app: str | None,
+        title: str | None,
+        msg: str | None,
+        updated_at: float,
+        since: float | None = None,
+    ) -> None:
+        self.id: Final = id
+        self.state: Final = state
+        self.kind: Final = kind
+        self.progress: Final = progress
+        self.app: Final = app
+        self.title: Final = title
+        self.msg: Final = msg
+        self.updated_at: Final = updated_at
+        self.since: Final = since
 
 
 def _ancestors(record_id: str) -> list[str]:

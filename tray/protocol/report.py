@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-import base64
+import binascii
 import re
-from dataclasses import dataclass
-from typing import Final
+
+from tray.value import Value
+
+# typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
+# cost every `tray run` milliseconds.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Final
 
 STATES: Final = ("idle", "working", "done", "blocked", "error")
 CLEAR: Final = "clear"
@@ -21,46 +27,58 @@ MAX_ID_SEGMENTS = 8
 MAX_TITLE_ENCODED, MAX_TITLE_DECODED = 256, 192
 MAX_MSG_ENCODED, MAX_MSG_DECODED = 2732, 2048
 
-_KEY = re.compile(rb"[a-z]+")
-_VALUE = re.compile(rb"[A-Za-z0-9_.,+/=-]*")
-_APP = re.compile(rf"[A-Za-z0-9_.+-]{{1,{MAX_APP}}}")
+# Patterns as text: the re module compiles each the first time it is used and keeps it,
+# so a `tray run` whose command never reports compiles none.
+_APP = rf"[A-Za-z0-9_.+-]{{1,{MAX_APP}}}"
 _ID_SEGMENT = rf"[A-Za-z0-9_.+-]{{1,{MAX_ID_SEGMENT}}}"
-_ID = re.compile(rf"{_ID_SEGMENT}(?:/{_ID_SEGMENT}){{0,{MAX_ID_SEGMENTS - 1}}}")
-_PROGRESS = re.compile(r"[0-9]+")
-_BASE64 = re.compile(r"[A-Za-z0-9+/]*")
-_BLANKS = b" \t"
+_ID = rf"{_ID_SEGMENT}(?:/{_ID_SEGMENT}){{0,{MAX_ID_SEGMENTS - 1}}}"
+_BASE64 = r"[A-Za-z0-9+/]*"
 # C0 controls, DEL and C1 controls are refused in decoded text.
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_CONTROL = r"[\x00-\x1f\x7f-\x9f]"
+# What a value may hold: [A-Za-z0-9_.,+/=-]; the check deletes these and looks for a rest.
+_VALUE_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.,+/=-"
+_BLANKS = b" \t"
 
 
 class ReportError(ValueError):
     """A field that cannot go into a report, with a message fit for one line."""
 
 
-@dataclass(frozen=True, slots=True)
-class Report:
+class Report(Value):
     """One parsed report. ``id`` is ``""`` for the root record."""
 
-    state: str
-    id: str = ""
-    kind: str | None = None
-    progress: int | None = None
-    app: str | None = None
-    title: str | None = None
-    msg: str | None = None
+    __slots__ = ("app", "id", "kind", "msg", "progress", "state", "title")
+
+    def __init__(  # noqa: PLR0917 - built positionally, in the protocol's order
+        self,
+        state: str,
+        id: str = "",
+        kind: str | None = None,
+        progress: int | None = None,
+        app: str | None = None,
+        title: str | None = None,
+        msg: str | None = None,
+    ) -> None:
+        self.state: Final = state
+        self.id: Final = id
+        self.kind: Final = kind
+        self.progress: Final = progress
+        self.app: Final = app
+        self.title: Final = title
+        self.msg: Final = msg
 
 
 def _decode_text(value: str, max_decoded: int) -> str | None:
     """Decode a base64 text field; ``None`` means the report must be discarded."""
     data = value.rstrip("=")
     padding = len(value) - len(data)
-    if _BASE64.fullmatch(data) is None or len(data) % 4 == 1:
+    if re.fullmatch(_BASE64, data) is None or len(data) % 4 == 1:
         return None
     if padding and (len(value) % 4 != 0 or padding > 2):
         return None
-    raw = base64.b64decode(data + "=" * (-len(data) % 4))
+    raw = binascii.a2b_base64(data + "=" * (-len(data) % 4))
     # Unused trailing bits must be zero: only the canonical encoding is accepted.
-    if base64.b64encode(raw).decode("ascii").rstrip("=") != data:
+    if binascii.b2a_base64(raw, newline=False).decode("ascii").rstrip("=") != data:
         return None
     if len(raw) > max_decoded:
         return None
@@ -68,7 +86,7 @@ def _decode_text(value: str, max_decoded: int) -> str | None:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    if _CONTROL.search(text):
+    if re.search(_CONTROL, text):
         return None
     return text
 
@@ -112,7 +130,10 @@ def parse_body(body: bytes) -> Report | None:
         value_bytes = value_bytes.strip(_BLANKS)
         if len(key_bytes) > MAX_KEY or _breaks_size_limit(key_bytes, value_bytes):
             return None
-        if _KEY.fullmatch(key_bytes) is None or _VALUE.fullmatch(value_bytes) is None:
+        # A key is [a-z]+: isalpha() is ASCII letters only, for bytes.
+        if not (key_bytes.isalpha() and key_bytes.islower()):
+            continue
+        if value_bytes.translate(None, _VALUE_BYTES):
             continue
         fields[key_bytes.decode("ascii")] = value_bytes.decode("ascii")
 
@@ -122,7 +143,7 @@ def parse_body(body: bytes) -> Report | None:
     record_id = fields.get("id")
     if record_id is None:
         record_id = ""
-    elif _ID.fullmatch(record_id) is None:
+    elif re.fullmatch(_ID, record_id) is None:
         return None
     title = msg = None
     if fields.get("title"):
@@ -141,18 +162,18 @@ def parse_body(body: bytes) -> Report | None:
     if (
         state in ("working", "blocked")
         and raw_progress is not None
-        and _PROGRESS.fullmatch(raw_progress)
+        and raw_progress.isdigit()  # ASCII only: the value check let nothing else in
         and int(raw_progress) <= 100
     ):
         progress = int(raw_progress)
     app = fields.get("app")
-    if app is not None and _APP.fullmatch(app) is None:
+    if app is not None and re.fullmatch(_APP, app) is None:
         app = None
     return Report(state, record_id, kind, progress, app, title, msg)
 
 
 def _encode_text(name: str, text: str, max_encoded: int, max_decoded: int) -> str:
-    if _CONTROL.search(text):
+    if re.search(_CONTROL, text):
         raise ReportError(f"{name} must be one line without control characters")
     try:
         raw = text.encode("utf-8")
@@ -161,7 +182,7 @@ def _encode_text(name: str, text: str, max_encoded: int, max_decoded: int) -> st
         raise ReportError(f"{name} is not valid Unicode text") from None
     if len(raw) > max_decoded:
         raise ReportError(f"{name} is {len(raw)} bytes of UTF-8; the limit is {max_decoded}")
-    encoded = base64.b64encode(raw).decode("ascii")
+    encoded = binascii.b2a_base64(raw, newline=False).decode("ascii")
     if len(encoded) > max_encoded:  # pragma: no cover - implied by the decoded limit
         raise ReportError(f"{name} is too long")
     return encoded
@@ -180,7 +201,7 @@ def validate(report: Report) -> None:
         raise ReportError(
             f"state must be one of {', '.join((*STATES, CLEAR))}, not {report.state[:20]!r}"
         )
-    if report.id and (len(report.id) > MAX_ID or _ID.fullmatch(report.id) is None):
+    if report.id and (len(report.id) > MAX_ID or re.fullmatch(_ID, report.id) is None):
         raise ReportError(
             f"id must be 1 to {MAX_ID_SEGMENTS} segments of [A-Za-z0-9_.+-]"
             f"{{1,{MAX_ID_SEGMENT}}} joined by '/', at most {MAX_ID} bytes"
@@ -199,7 +220,7 @@ def validate(report: Report) -> None:
             raise ReportError("progress must be a whole number from 0 to 100")
         if report.state not in ("working", "blocked"):
             raise ReportError("progress goes only with state working or blocked")
-    if report.app is not None and _APP.fullmatch(report.app) is None:
+    if report.app is not None and re.fullmatch(_APP, report.app) is None:
         # A reader discards a whole report for an app over the size limit, so that
         # must never leave here as a report that would vanish without a word.
         raise ReportError(f"app must be 1 to {MAX_APP} characters of [A-Za-z0-9_.+-]")

@@ -32,8 +32,14 @@ CAN or SUB cancels either.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import NamedTuple
+
+from tray.value import Value
+
+# typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
+# cost every `tray run` milliseconds.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Final
 
 ESC = 0x1B
 BEL = 0x07
@@ -86,60 +92,72 @@ _OSC_NUMBER_TEXT = frozenset(b"%d" % number for number in OSC_NUMBERS)
 _PROMPT_NUMBER_TEXT = frozenset(mark.split(b";")[0] for mark in PROMPT_MARKS)
 
 
-@dataclass(frozen=True, slots=True)
-class Query:
+class Query(Value):
     """An OSC 7501 support query; ``answer`` is what goes back into the program's input."""
 
-    answer: bytes
+    __slots__ = ("answer",)
+
+    def __init__(self, answer: bytes) -> None:
+        self.answer: Final = answer
 
 
-@dataclass(frozen=True, slots=True)
-class RawReport:
+class RawReport(Value):
     """A complete, size-checked OSC 7501 report; ``body`` follows ``7501;``."""
 
-    body: bytes
+    __slots__ = ("body",)
+
+    def __init__(self, body: bytes) -> None:
+        self.body: Final = body
 
 
-@dataclass(frozen=True, slots=True)
-class PromptStart:
+class PromptStart(Value):
     """OSC 133 or OSC 633 ``A``: a new shell prompt begins.
 
     The same mark also gives an :class:`Osc`, right after this event.
     """
 
+    __slots__ = ()
 
-@dataclass(frozen=True, slots=True)
-class FullReset:
+
+class FullReset(Value):
     """RIS (``ESC c``)."""
 
+    __slots__ = ()
 
-@dataclass(frozen=True, slots=True)
-class Bell:
+
+class Bell(Value):
     """A BEL outside any OSC, DCS, SOS, PM or APC string: the program rang the bell."""
 
+    __slots__ = ()
 
-@dataclass(frozen=True, slots=True)
-class Osc:
+
+class Osc(Value):
     """A complete OSC 7, 9, 99, 133, 633 or 777 of at most 4096 bytes.
 
     ``number`` is the decimal before the first ``;`` and ``payload`` everything after it,
     without the terminator: ``Osc(133, b"D;0")``, ``Osc(777, b"notify;Title;Body")``.
     """
 
-    number: int
-    payload: bytes
+    __slots__ = ("number", "payload")
+
+    def __init__(self, number: int, payload: bytes) -> None:
+        self.number: Final = number
+        self.payload: Final = payload
 
 
-@dataclass(frozen=True, slots=True)
-class FocusReporting:
+class FocusReporting(Value):
     """``CSI ? ... h`` or ``CSI ? ... l`` with 1004 among its modes: focus events on or off."""
 
-    on: bool
+    __slots__ = ("on",)
+
+    def __init__(self, on: bool) -> None:
+        self.on: Final = on
 
 
-@dataclass(frozen=True, slots=True)
-class CursorQuery:
+class CursorQuery(Value):
     """``CSI 6 n`` or ``CSI ? 6 n``: a ``CSI row ; col R`` on the input is the reply."""
+
+    __slots__ = ()
 
 
 Event = Query | RawReport | PromptStart | FullReset | Bell | Osc | FocusReporting | CursorQuery
@@ -152,12 +170,21 @@ _CURSOR_QUERY = CursorQuery()
 _FOCUS = {b"h": FocusReporting(True), b"l": FocusReporting(False)}
 
 
-class ScanResult(NamedTuple):
-    output: bytes
-    events: tuple[Event, ...]
+class ScanResult(tuple[bytes, tuple[Event, ...]]):
+    """A read's passthrough bytes and events: a pair, with names for its two parts."""
+
+    __slots__ = ()
+
+    @property
+    def output(self) -> bytes:
+        return self[0]
+
+    @property
+    def events(self) -> tuple[Event, ...]:
+        return self[1]
 
 
-# One is made for every read: tuple.__new__ skips the named tuple's Python-level __new__.
+# One is made for every read: tuple.__new__ straight, the cheapest way to make one.
 _new_result = tuple.__new__
 
 

@@ -25,18 +25,26 @@ from being taken for replies:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Final, Literal
 
-Focus = Literal["in", "out"]
+from tray.value import Value
+
+# typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
+# cost every `tray run` milliseconds.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Final, Literal
+
+    Focus = Literal["in", "out"]
 
 
-@dataclass(frozen=True, slots=True)
-class InputEvents:
+class InputEvents(Value):
     """What one chunk of input held: whether the person typed, and focus changes in order."""
 
-    typing: bool
-    focus: tuple[Focus, ...] = ()
+    __slots__ = ("focus", "typing")
+
+    def __init__(self, typing: bool, focus: tuple[Focus, ...] = ()) -> None:
+        self.typing: Final = typing
+        self.focus: Final = focus
 
 
 NOTHING: Final = InputEvents(False)
@@ -393,7 +401,6 @@ __all__ = [
     "PASTE_END",
     "PASTE_START",
     "TYPING",
-    "Focus",
     "InputEvents",
     "InputScanner",
 ]
