@@ -113,6 +113,7 @@ class Session(Value):
         "child_pid",
         "command",
         "cwd",
+        "cwd_reported",
         "exit_code",
         "focus",
         "focus_since",
@@ -156,6 +157,7 @@ class Session(Value):
         state_since: float | None = None,  # since when ``state`` has been what it is
         attention: tuple[Attention, ...] = (),
         terminal_progress: int | None = None,  # OSC 9;4 progress, for programs without 7501
+        cwd_reported: bool = False,  # ``cwd`` came from the program's OSC 7, not the start
     ) -> None:
         self.id: Final = id
         self.name: Final = name
@@ -178,6 +180,7 @@ class Session(Value):
         self.state_since: Final = state_since
         self.attention: Final = attention
         self.terminal_progress: Final = terminal_progress
+        self.cwd_reported: Final = cwd_reported
 
     @property
     def running(self) -> bool:
@@ -233,6 +236,7 @@ class Session(Value):
         document["last_input_at"] = self.last_input_at
         document["terminal"] = dict(self.terminal)
         document["name_given"] = self.name_given
+        document["cwd_reported"] = self.cwd_reported
         return document
 
     @classmethod
@@ -353,6 +357,7 @@ def _parse(document: object) -> Session:
             _expect(k, str, "terminal"): _expect(v, str, "terminal") for k, v in terminal.items()
         },
         name_given=_expect(data.get("name_given", False), bool, "name_given"),
+        cwd_reported=_expect(data.get("cwd_reported", False), bool, "cwd_reported"),
         focus=_focus(data.get("focus", "unknown")),
         focus_since=_optional_time(data.get("focus_since"), "focus_since"),
         state_since=_optional_time(data.get("state_since"), "state_since"),

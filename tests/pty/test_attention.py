@@ -128,7 +128,7 @@ def test_bells_notifications_progress_and_directory(
     assert progress.state == "working"
     terminal.type(b"D")
     moved = session_where(job, state_dir, lambda s: s.cwd == "/srv/other place")
-    assert moved.state == "working"
+    assert (moved.state, moved.cwd_reported) == ("working", True)
     terminal.type(b"B")
     session_where(job, state_dir, lambda s: s.attention[-1].source == "bell")
     terminal.type(b"Q")

@@ -103,6 +103,12 @@ def test_label_falls_back_to_the_derived_name() -> None:
     assert session_label(session("s1", record("done"), name="make")) == "make"
 
 
+def test_a_shell_that_reported_its_directory_is_known_by_it() -> None:
+    reported = session("s1", name="fish", cwd="/home/me/web").replace(cwd_reported=True)
+    assert session_label(reported) == "fish · web"
+    assert session_label(reported.replace(cwd_reported=False)) == "fish"
+
+
 @pytest.mark.parametrize(
     ("cwd", "label"),
     [

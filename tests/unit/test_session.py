@@ -252,6 +252,7 @@ def sessions(draw: st.DrawFn) -> Session:
         state_since=draw(st.one_of(st.none(), finite)),
         attention=tuple(draw(st.lists(attentions(), max_size=ATTENTION_KEPT))),
         terminal_progress=draw(st.one_of(st.none(), st.integers(0, 100))),
+        cwd_reported=draw(st.booleans()),
     )
 
 

@@ -123,13 +123,16 @@ def session_app(session: Session) -> str | None:
 
 
 def session_label(session: Session) -> str:
-    """``--name`` when given, else "app · directory", else the derived name; one clean line."""
+    """``--name`` when given, else "app · directory", else the derived name (with the
+    directory a program reported by OSC 7); one clean line."""
     if session.name_given:
         return clean_text(session.name) or session.id
     app = session_app(session)
-    if app is None:
-        return clean_text(session.name) or session.id
     directory = clean_text(session.cwd.rstrip("/").rsplit("/", 1)[-1])
+    if app is None:
+        name = clean_text(session.name) or session.id
+        # A shell that says where it is (OSC 7) is known by that place, as an agent is.
+        return f"{name} · {directory}" if session.cwd_reported and directory else name
     return f"{app} · {directory}" if directory else app
 
 

@@ -155,6 +155,7 @@ class SessionRecorder:
             records=tuple(self._table.records()),
             last_input_at=watch.last_input_at,
             cwd=watch.cwd or self.session.cwd,
+            cwd_reported=watch.cwd is not None,
             focus=watch.focus,
             focus_since=watch.focus_since,
             state_since=self._state_since,
