@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -173,7 +174,9 @@ def test_a_command_deaf_to_the_hangup_does_not_keep_the_launcher(
         assert (ended.alive, ended.exit_code) == (False, 128 + signal.SIGHUP)
         assert not pid_gone(session.child_pid)  # it chose to live on
     finally:
-        os.kill(session.child_pid, signal.SIGKILL)
+        # Gone already only when an assertion above failed: let that one be reported.
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(session.child_pid, signal.SIGKILL)
     wait_for(lambda: pid_gone(session.child_pid or 0), message="the command to end")
 
 
