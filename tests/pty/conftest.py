@@ -144,7 +144,8 @@ def process_state(pid: int) -> str | None:
     try:
         with open(f"/proc/{pid}/stat", "rb") as stat:
             return stat.read().rsplit(b")", 1)[1].split()[0].decode()
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):
+        # Gone before the open, or (ESRCH) between the open and the read.
         return None
 
 
