@@ -376,3 +376,16 @@ def running_sshd(root: Path) -> Iterator[Sshd]:
         yield server
     finally:
         server.stop()
+
+
+def run_tmux(socket: Path, *args: str) -> str:
+    """One command to the tmux server at ``socket``, as the ssh client's user runs it."""
+    done = subprocess.run(
+        ["tmux", "-S", str(socket), *args],
+        env={**client_environ(), "TERM": "xterm"},
+        capture_output=True,
+        text=True,
+        timeout=10,
+        check=True,
+    )
+    return done.stdout.strip()

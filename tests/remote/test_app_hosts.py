@@ -37,7 +37,7 @@ from desktop.waiting import wait_for
 from tray.app.overview import IconState
 from tray.remote.hosts import HostConfig
 
-from .sshd import Remote, Sshd, client_environ, hosts_toml, make_session
+from .sshd import Remote, Sshd, hosts_toml, make_session, run_tmux
 
 # The desktop's fixtures, for this module's tests too.
 desktop_dir = desktop.desktop_dir
@@ -119,18 +119,6 @@ def test_a_hosts_prompts_ping_and_its_outage_is_one_warning_and_never_blocked(  
     assert len(log_lines(app, r"WARNING .*devbox")) == 1, app.log
 
 
-def _tmux(socket: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["tmux", "-S", str(socket), *args],
-        env={**client_environ(), "TERM": "xterm"},
-        capture_output=True,
-        text=True,
-        timeout=10,
-        check=True,
-    )
-    return done.stdout.strip()
-
-
 def test_a_click_focuses_the_remote_tmux_pane_and_clear_all_finished_dismisses_there(  # noqa: PLR0917
     start_app: StartApp,
     bus_monitor: BusMonitor,
@@ -151,19 +139,19 @@ def test_a_click_focuses_the_remote_tmux_pane_and_clear_all_finished_dismisses_t
         "input()\n"
     )
     socket = tmp_path / "tmux.sock"
-    _tmux(socket, "new-session", "-d", "-s", "work", "-x", "100", "-y", "30")
+    run_tmux(socket, "new-session", "-d", "-s", "work", "-x", "100", "-y", "30")
     try:
         app = start_app(hosts_toml(host) + "\n[notify]\nsettle = 0\n", PYSTRAY_BACKEND="gtk")
         icon = icon_box(xvfb_display, TRAYER).centre
         command = f"{remote.tray} run --name agent -- {sys.executable} {child}"
-        _tmux(socket, "new-window", "-t", "work:1", "-c", str(tmp_path), command)
-        _tmux(socket, "select-window", "-t", "work:0")
+        run_tmux(socket, "new-window", "-t", "work:1", "-c", str(tmp_path), command)
+        run_tmux(socket, "select-window", "-t", "work:0")
 
         (call,) = bus_monitor.wait_for_notify(1, TIMEOUT)
         assert call.summary == "devbox \u00b7 agent needs approval"
         dunst.action(0)
         wait_for(
-            lambda: _tmux(socket, "display", "-p", "#{window_index}") == "1",
+            lambda: run_tmux(socket, "display", "-p", "#{window_index}") == "1",
             TIMEOUT,
             what="the click to select the agent's tmux window on the host",
         )
@@ -179,6 +167,6 @@ def test_a_click_focuses_the_remote_tmux_pane_and_clear_all_finished_dismisses_t
         )
         wait_for(lambda: log_lines(app, r"INFO devbox: dismissed 1 session"), TIMEOUT)
         assert not log_lines(app, r"WARNING .*(devbox|focus|dismiss)"), app.log
-        _tmux(socket, "send-keys", "-t", "work:1", "Enter")
+        run_tmux(socket, "send-keys", "-t", "work:1", "Enter")
     finally:
         subprocess.run(["tmux", "-S", str(socket), "kill-server"], timeout=10, check=False)

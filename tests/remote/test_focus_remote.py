@@ -26,7 +26,7 @@ from tray.remote.sessions import parse_document, remote_tmux
 from tray.remote.stream import stream_document, tmux_facts
 
 from .conftest import wait_until
-from .sshd import Remote, client_environ, make_session
+from .sshd import Remote, client_environ, make_session, run_tmux
 
 DEVBOX = HostConfig("devbox", "me@devbox", ("-p", "2222"))
 SOCKET = "/tmp/tmux-1000/default"
@@ -122,24 +122,12 @@ def test_the_command_line_is_an_argv_with_an_escaped_separator() -> None:
 # Over real ssh.
 
 
-def _tmux(socket: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["tmux", "-S", str(socket), *args],
-        env={**client_environ(), "TERM": "xterm"},
-        capture_output=True,
-        text=True,
-        timeout=10,
-        check=True,
-    )
-    return done.stdout.strip()
-
-
 @pytest.fixture
 def tmux_socket(tmp_path: Path) -> Iterator[Path]:
     if shutil.which("tmux") is None:
         pytest.skip("needs tmux")
     socket = tmp_path / "tmux.sock"
-    _tmux(socket, "new-session", "-d", "-s", "work", "-x", "100", "-y", "30")
+    run_tmux(socket, "new-session", "-d", "-s", "work", "-x", "100", "-y", "30")
     try:
         yield socket
     finally:
@@ -157,9 +145,9 @@ def test_focus_selects_the_remote_sessions_tmux_window_over_ssh(
         "input()\n"
     )
     tray = f"{remote.tray} run --name agent -- {sys.executable} {child}"
-    _tmux(tmux_socket, "new-window", "-t", "work:1", "-c", str(tmp_path), tray)
-    pane = _tmux(tmux_socket, "display", "-p", "-t", "work:1", "#{pane_id}")
-    _tmux(tmux_socket, "select-window", "-t", "work:0")
+    run_tmux(tmux_socket, "new-window", "-t", "work:1", "-c", str(tmp_path), tray)
+    pane = run_tmux(tmux_socket, "display", "-p", "-t", "work:1", "#{pane_id}")
+    run_tmux(tmux_socket, "select-window", "-t", "work:0")
     try:
 
         def agent() -> Any:
@@ -172,10 +160,10 @@ def test_focus_selects_the_remote_sessions_tmux_window_over_ssh(
         ok, message = focus_remote(host, pane, str(tmux_socket), environ=client_environ())
         assert ok, message
         assert message == f"selected tmux pane {pane} on devbox"
-        assert _tmux(tmux_socket, "display", "-p", "#{window_index}") == "1"
+        assert run_tmux(tmux_socket, "display", "-p", "#{window_index}") == "1"
 
         ok, message = focus_remote(host, "%999", str(tmux_socket), environ=client_environ())
         assert not ok
         assert "%999" in message
     finally:
-        _tmux(tmux_socket, "send-keys", "-t", "work:1", "Enter")
+        run_tmux(tmux_socket, "send-keys", "-t", "work:1", "Enter")

@@ -561,6 +561,11 @@ def check_host(
     return check.ok, check.line()
 
 
+def _stderr_lines(err: str) -> list[str]:
+    """A remote command's own complaints, each cut to one safe line."""
+    return [short_line(line) for line in err.splitlines() if clean_text(line)]
+
+
 def dismiss_remote(
     host: HostConfig,
     session_ids: Sequence[str],
@@ -592,7 +597,7 @@ def dismiss_remote(
         return True, f"dismissed on {host.name}"
     if code == 1:
         # tray dismiss's own answer: "still running", "no session ...".
-        lines = [short_line(line) for line in err.splitlines() if clean_text(line)]
+        lines = _stderr_lines(err)
         return False, lines[-1] if lines else f"dismiss failed on {host.name}"
     return False, classify(host, err, code).line()
 
@@ -621,7 +626,7 @@ def focus_remote(
     if code == SSH_ERROR:
         return False, classify(host, err, code).line()
     # tmux's own complaint: "can't find pane: %9", "no server running on ...".
-    lines = [short_line(line) for line in err.splitlines() if clean_text(line)]
+    lines = _stderr_lines(err)
     if code == NOT_FOUND and not lines:
         return False, f"tmux is not installed on {host.name}"
     return False, lines[0] if lines else f"tmux failed on {host.name} with status {code}"
