@@ -125,7 +125,7 @@ def test_the_command_line_is_an_argv_with_an_escaped_separator() -> None:
 @pytest.fixture
 def tmux_socket(tmp_path: Path) -> Iterator[Path]:
     if shutil.which("tmux") is None:
-        pytest.skip("needs tmux")
+        pytest.fail("needs tmux (make test installs it)")
     socket = tmp_path / "tmux.sock"
     run_tmux(socket, "new-session", "-d", "-s", "work", "-x", "100", "-y", "30")
     try:

@@ -75,7 +75,7 @@ entry()
 
 def require(kind: str) -> None:
     if shutil.which(kind) is None:
-        pytest.skip(f"{kind} is not installed (make test installs it)")
+        pytest.fail(f"{kind} is not installed (make test installs it)")
 
 
 def wait_for(predicate: Callable[[], T | None], timeout: float = TIMEOUT, what: str = "it") -> T:
