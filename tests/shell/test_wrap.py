@@ -106,9 +106,9 @@ def test_not_wrapped_in_a_shell_running_under_tray_run(shell: Shell) -> None:
     shell.send(f"tray run -- {' '.join(ARGV[shell.kind])}\r")
     shell.count = 0
     shell.run(PROMPT_SETUP[shell.kind])
-    exported = re.search(r"tty=(\S*);", shell.run("printf 'tty=%s;\\n' \"$TRAY_TTY\""))
-    assert exported is not None
-    assert exported.group(1).startswith("/dev/pts/"), "tray run must export TRAY_TTY"
+    # The command line echoes "tty=%s;" too: the printed line is the last match.
+    exported = re.findall(r"tty=(\S*);", shell.run("printf 'tty=%s;\\n' \"$TRAY_TTY\""))
+    assert exported[-1].startswith("/dev/pts/"), "tray run must export TRAY_TTY"
     shell.load()
     [outer] = shell.home.sessions()
     assert shell.agent("claude x")["session"] == outer.id
