@@ -74,7 +74,7 @@ def blocked_ids(state: RemoteState) -> set[str]:
 @pytest.fixture
 def sshd(tmp_path: Path) -> Iterator[Sshd]:
     if shutil.which(SSHD) is None or shutil.which("ssh") is None:
-        pytest.skip("needs openssh-server and openssh-client (apt-get install openssh-server)")
+        pytest.fail("needs openssh-server and openssh-client (make test installs them)")
     server = Sshd(tmp_path / "sshd")
     server.start()
     try:

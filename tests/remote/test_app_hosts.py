@@ -129,7 +129,7 @@ def test_a_click_focuses_the_remote_tmux_pane_and_clear_all_finished_dismisses_t
     tmp_path: Path,
 ) -> None:
     if shutil.which("tmux") is None:
-        pytest.skip("needs tmux")
+        pytest.fail("needs tmux (make test installs it)")
     remote.write(make_session("1-gone", "done", alive=False))
     child = tmp_path / "agent.py"
     child.write_text(

@@ -29,6 +29,8 @@ from tray.store import StateStore, process_start_token
 
 TIMEOUT = 10.0
 LINUX = sys.platform.startswith("linux")
+# Not a missing dependency: inotify exists only on Linux, where CI runs these; elsewhere
+# the app uses watchdog, which is tested everywhere.
 BACKENDS = [
     pytest.param(True, id="inotify", marks=pytest.mark.skipif(not LINUX, reason="Linux")),
     pytest.param(False, id="watchdog"),
