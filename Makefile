@@ -11,11 +11,28 @@ BUILD_DEBS := python3-venv libgirepository1.0-dev libcairo2-dev pkg-config gir1.
 TEST_DEBS := xvfb x11-utils xdotool dbus-daemon dbus-x11 libnotify-bin dunst trayer tmux \
 	haskell-gtk-sni-tray-utils bsdutils xclip desktop-file-utils appstream zsh fish \
 	openssh-server openssh-client
+# Real terminals and a window manager for the focus tests, without their recommends
+# (konsole's would bring much of KDE).
+FOCUS_DEBS := gnome-terminal kitty libgl1-mesa-dri xterm openbox konsole
+# A real screen locker and idle sources for the away tests (issue: away). None more: the
+# X11 idle test needs only Xvfb and xdotool (TEST_DEBS), and bookworm has no locker that
+# runs headless (no xfce4-screensaver; light-locker needs logind and LightDM), so the
+# D-Bus sources are tested against fakes on a private bus.
+AWAY_DEBS :=
+# Real agents from npm, pinned, for the answering tests (issue: answer), in a folder of
+# their own; the stamp names the versions, so changing one reinstalls.
+# npm comes with NodeSource's nodejs, or as Debian's own package: install only when absent.
+AGENT_DEBS := nodejs npm
+AGENTS_DIR := .agents
+CLAUDE_CODE_VERSION := 2.1.332
+CODEX_VERSION := 0.171.0
+AGENTS_STAMP := $(AGENTS_DIR)/.installed-$(CLAUDE_CODE_VERSION)-$(CODEX_VERSION)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup demo run app test lint bench clean
+.PHONY: setup demo run app test lint bench clean agents
 
-# Installs only the packages that are missing, and only where apt-get exists.
+# Installs only the packages that are missing, and only where apt-get exists; the second
+# argument is more options for apt-get.
 define apt_install
 	@missing=$$(for p in $(1); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null \
 		| grep -q 'ok installed' || echo $$p; done); \
@@ -23,7 +40,7 @@ define apt_install
 		if command -v apt-get >/dev/null; then \
 			echo "installing:" $$missing; \
 			$(SUDO) apt-get update -qq && \
-			DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; \
+			DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(2) $$missing >/dev/null; \
 		else echo "please install:" $$missing; fi; \
 	fi
 endef
@@ -53,12 +70,24 @@ lint: setup
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-test: setup lint
+agents: $(AGENTS_STAMP)
+
+$(AGENTS_STAMP):
+	@command -v npm >/dev/null || { echo "installing:" $(AGENT_DEBS); $(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(AGENT_DEBS) >/dev/null; }
+	mkdir -p $(AGENTS_DIR)
+	cd $(AGENTS_DIR) && npm install --no-audit --no-fund --no-save \
+		@anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION) @openai/codex@$(CODEX_VERSION)
+	rm -f $(AGENTS_DIR)/.installed-*
+	touch $@
+
+test: setup lint agents
 	$(call apt_install,$(TEST_DEBS))
+	$(call apt_install,$(FOCUS_DEBS) $(AWAY_DEBS),--no-install-recommends)
 	NO_AT_BRIDGE=1 $(BIN)/python -m pytest -q
 
 bench: setup
 	$(BIN)/python tests/benchmarks/run.py
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .venv-bench $(AGENTS_DIR) .mypy_cache .pytest_cache .ruff_cache .hypothesis

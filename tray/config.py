@@ -6,6 +6,7 @@ import json
 import math
 import re
 
+from tray.answering import DEFAULT_SETTINGS, AnswerConfigError, AnswerSettings, parse_answer
 from tray.value import Value
 
 # typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
@@ -16,8 +17,9 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any, Final, TypeVar
 
+    from tray.away_config import AwaySettings
     from tray.environment import Environment
-    from tray.remote.hosts import HostConfig
+    from tray.host_config import HostConfig
 
     T = TypeVar("T")
 
@@ -139,21 +141,25 @@ _DEFAULT_SHELL = ShellConfig()
 
 class Config(Value):
     """The whole file. ``notify`` is the notification policy's settings, straight: the
-    policy is pure and reads no file."""
+    policy is pure and reads no file. ``away`` is None without an ``[away]`` table."""
 
-    __slots__ = ("hosts", "notify", "sessions", "shell")
+    __slots__ = ("answer", "away", "hosts", "notify", "sessions", "shell")
 
-    def __init__(
+    def __init__(  # noqa: PLR0917 - positional, as it always could be
         self,
         sessions: SessionsConfig = _DEFAULT_SESSIONS,
         notify: PolicySettings = _DEFAULT_NOTIFY,
         shell: ShellConfig = _DEFAULT_SHELL,
         hosts: tuple[HostConfig, ...] = (),
+        answer: AnswerSettings = DEFAULT_SETTINGS,
+        away: AwaySettings | None = None,
     ) -> None:
         self.sessions: Final = sessions
         self.notify: Final = notify
         self.shell: Final = shell
         self.hosts: Final = hosts
+        self.answer: Final = answer
+        self.away: Final = away
 
 
 def config_path(env: Environment) -> Path:
@@ -200,11 +206,54 @@ class _BadKeyError(Exception):
         self.problem = problem
 
 
+# The tables of config.toml; each has a ``_parse_<table>`` of its own below.
+_TABLES: Final = ("sessions", "notify", "shell", "hosts", "answer", "away")
+
+
 def _parse(document: Mapping[str, Any]) -> Config:
-    _no_unknown_keys(document, ("sessions", "notify", "shell", "hosts"), "")
-    sessions = _table(document, "sessions")
-    notify = _table(document, "notify")
+    _no_unknown_keys(document, _TABLES, "")
+    return Config(
+        sessions=_parse_sessions(_table(document, "sessions")),
+        notify=_parse_notify(_table(document, "notify")),
+        shell=_parse_shell(_table(document, "shell")),
+        hosts=_parse_hosts(document),
+        answer=_parse_answer(document),
+        away=_parse_away(document),
+    )
+
+
+def _parse_answer(document: Mapping[str, Any]) -> AnswerSettings:
+    if "answer" not in document:
+        return DEFAULT_SETTINGS
+    try:
+        return parse_answer(document)
+    except AnswerConfigError as error:
+        raise _BadKeyError(error.key, error.problem) from None
+
+
+def _parse_away(document: Mapping[str, Any]) -> AwaySettings | None:
+    if "away" not in document:
+        return None
+    # Only for a config that has the table. Its URLs are checked for shape only: whether
+    # Apprise knows them is the app's question (tray.app.forward), and Apprise is never
+    # imported on the `tray run` path.
+    from tray.away_config import AwayConfigError, parse_away  # noqa: PLC0415
+
+    try:
+        return parse_away(document["away"])
+    except AwayConfigError as error:
+        raise _BadKeyError(error.key, error.problem) from None
+
+
+def _parse_sessions(sessions: Mapping[str, Any]) -> SessionsConfig:
     _no_unknown_keys(sessions, ("keep_ended",), "sessions.")
+    base = SessionsConfig()
+    return SessionsConfig(
+        keep_ended=_get(sessions, "sessions.keep_ended", _duration, base.keep_ended),
+    )
+
+
+def _parse_notify(notify: Mapping[str, Any]) -> PolicySettings:
     _no_unknown_keys(
         notify,
         (
@@ -223,33 +272,22 @@ def _parse(document: Mapping[str, Any]) -> Config:
         ),
         "notify.",
     )
-    base_sessions = SessionsConfig()
-    base_notify = PolicySettings()
-    return Config(
-        sessions=SessionsConfig(
-            keep_ended=_get(sessions, "sessions.keep_ended", _duration, base_sessions.keep_ended),
+    base = PolicySettings()
+    return PolicySettings(
+        enabled=_get(notify, "notify.enabled", _boolean, base.enabled),
+        states=_get(notify, "notify.states", _states, base.states),
+        settle=_get(notify, "notify.settle", _duration, base.settle),
+        dedup_window=_get(notify, "notify.dedup_window", _duration, base.dedup_window),
+        burst=_get(notify, "notify.burst", _positive_int, base.burst),
+        burst_window=_get(notify, "notify.burst_window", _duration, base.burst_window),
+        typing_grace=_get(notify, "notify.typing_grace", _duration, base.typing_grace),
+        done_after=_get(notify, "notify.done_after", _duration, base.done_after),
+        quiet_hours=_get(notify, "notify.quiet_hours", _quiet_hours, None),
+        when_focused=_get(notify, "notify.when_focused", _boolean, base.when_focused),
+        terminal_notifications=_get(
+            notify, "notify.terminal_notifications", _boolean, base.terminal_notifications
         ),
-        notify=PolicySettings(
-            enabled=_get(notify, "notify.enabled", _boolean, base_notify.enabled),
-            states=_get(notify, "notify.states", _states, base_notify.states),
-            settle=_get(notify, "notify.settle", _duration, base_notify.settle),
-            dedup_window=_get(notify, "notify.dedup_window", _duration, base_notify.dedup_window),
-            burst=_get(notify, "notify.burst", _positive_int, base_notify.burst),
-            burst_window=_get(notify, "notify.burst_window", _duration, base_notify.burst_window),
-            typing_grace=_get(notify, "notify.typing_grace", _duration, base_notify.typing_grace),
-            done_after=_get(notify, "notify.done_after", _duration, base_notify.done_after),
-            quiet_hours=_get(notify, "notify.quiet_hours", _quiet_hours, None),
-            when_focused=_get(notify, "notify.when_focused", _boolean, base_notify.when_focused),
-            terminal_notifications=_get(
-                notify,
-                "notify.terminal_notifications",
-                _boolean,
-                base_notify.terminal_notifications,
-            ),
-            remind=_get(notify, "notify.remind", _duration, base_notify.remind),
-        ),
-        shell=_parse_shell(_table(document, "shell")),
-        hosts=_parse_hosts(document),
+        remind=_get(notify, "notify.remind", _duration, base.remind),
     )
 
 
@@ -257,7 +295,7 @@ def _parse_hosts(document: Mapping[str, Any]) -> tuple[HostConfig, ...]:
     if "hosts" not in document:
         return ()
     # Only for a config that lists hosts: the launcher never needs them.
-    from tray.remote.hosts import HostConfigError, parse_hosts  # noqa: PLC0415
+    from tray.host_config import HostConfigError, parse_hosts  # noqa: PLC0415
 
     try:
         return parse_hosts(document["hosts"])

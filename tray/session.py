@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from types import MappingProxyType
 
+from tray.answering import ANSWERS, DEFAULT_SETTINGS, AnswerSettings, answers_for
 from tray.protocol.records import LASTING, Record, most_urgent
 from tray.protocol.report import KINDS, STATES
 from tray.value import Value
@@ -106,9 +107,26 @@ class Attention(Value):
         }
 
 
+class Answered(Value):
+    """The last answer this session's launcher typed: which prompt (``record`` and its
+    ``since``), with what, and when. The state that follows it does not ping."""
+
+    __slots__ = ("answer", "at", "record", "since")
+
+    def __init__(self, record: str, since: float, answer: str, at: float) -> None:
+        self.record: Final = record
+        self.since: Final = since
+        self.answer: Final = answer
+        self.at: Final = at
+
+    def to_json(self) -> dict[str, Any]:
+        return {"record": self.record, "since": self.since, "answer": self.answer, "at": self.at}
+
+
 class Session(Value):
     __slots__ = (
         "alive",
+        "answered",
         "attention",
         "child_pid",
         "command",
@@ -158,6 +176,7 @@ class Session(Value):
         attention: tuple[Attention, ...] = (),
         terminal_progress: int | None = None,  # OSC 9;4 progress, for programs without 7501
         cwd_reported: bool = False,  # ``cwd`` came from the program's OSC 7, not the start
+        answered: Answered | None = None,  # the last answer typed through tray
     ) -> None:
         self.id: Final = id
         self.name: Final = name
@@ -181,6 +200,7 @@ class Session(Value):
         self.attention: Final = attention
         self.terminal_progress: Final = terminal_progress
         self.cwd_reported: Final = cwd_reported
+        self.answered: Final = answered
 
     @property
     def running(self) -> bool:
@@ -195,7 +215,10 @@ class Session(Value):
         kept = tuple(r for r in self.records if r.state in LASTING)
         return self.replace(alive=False, exit_code=exit_code, records=kept, updated_at=now)
 
-    def to_public(self) -> dict[str, Any]:
+    def to_public(self, answering: AnswerSettings = DEFAULT_SETTINGS) -> dict[str, Any]:
+        """The contract's object. ``answering`` is the reader's ``[answer]`` settings,
+        which decide each record's ``answers``."""
+        running = self.running
         return {
             "id": self.id,
             "name": self.name,
@@ -220,6 +243,7 @@ class Session(Value):
                     "msg": r.msg,
                     "updated_at": r.updated_at,
                     "since": r.since,
+                    "answers": answers_for(r, running, answering),
                 }
                 for r in self.records
             ],
@@ -237,6 +261,7 @@ class Session(Value):
         document["terminal"] = dict(self.terminal)
         document["name_given"] = self.name_given
         document["cwd_reported"] = self.cwd_reported
+        document["answered"] = None if self.answered is None else self.answered.to_json()
         return document
 
     @classmethod
@@ -365,6 +390,22 @@ def _parse(document: object) -> Session:
             _attention(item) for item in _expect(data.get("attention", []), list, "attention")
         )[-ATTENTION_KEPT:],
         terminal_progress=_progress(data.get("terminal_progress")),
+        answered=_answered(data.get("answered")),
+    )
+
+
+def _answered(value: object) -> Answered | None:
+    if value is None:
+        return None
+    entry = _expect(value, dict, "answered")
+    answer = _expect(entry["answer"], str, "answered answer")
+    if answer not in ANSWERS:
+        raise SessionFormatError(f"unknown answer {answer[:20]!r}")
+    return Answered(
+        record=_expect(entry["record"], str, "answered record"),
+        since=_time(entry["since"], "answered since"),
+        answer=answer,
+        at=_time(entry["at"], "answered at"),
     )
 
 
@@ -382,6 +423,11 @@ def _progress(value: object) -> int | None:
     return progress if progress is None else int(progress)
 
 
-def status_document(sessions: Sequence[Session]) -> dict[str, Any]:
+def status_document(
+    sessions: Sequence[Session], answering: AnswerSettings = DEFAULT_SETTINGS
+) -> dict[str, Any]:
     """What `tray status --json` prints."""
-    return {"version": STATUS_VERSION, "sessions": [s.to_public() for s in sessions]}
+    return {
+        "version": STATUS_VERSION,
+        "sessions": [s.to_public(answering) for s in sessions],
+    }

@@ -1,6 +1,8 @@
 """The state directory: one JSON file per session, written atomically, read with liveness.
 
-Layout: ``<id>.json`` per session. Names starting with ``.`` are never sessions: writers'
+Layout: ``<id>.json`` per session, and ``<id>.answer``, the answer socket of a session
+whose launcher runs (see :mod:`tray.launcher.answer_socket`), which goes with the
+session's file. Names starting with ``.`` are never sessions: writers'
 temporary files are ``.<id>.<pid>.<n>.tmp``, and other tools may keep dotfiles beside
 the sessions.
 """
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
     from typing import Final
 
 SUFFIX = ".json"
+ANSWER_SUFFIX = ".answer"
 TEMP_SUFFIX = ".tmp"
 # Far above any real session (256 records of bounded size); stops a stray file eating memory.
 MAX_FILE_BYTES = 16 * 1024 * 1024
@@ -285,8 +288,10 @@ class StateStore:
         removed = 0
         for path, item in loaded:
             if expired(item.session, now, keep_ended) and self._remove_if_unchanged(path, item):
+                self._remove_answer_socket(item.session.id)
                 removed += 1
         self._clear_stale_temps(now)
+        self._clear_orphan_sockets()
         return removed
 
     def dismiss(self, session_id: str) -> Dismissal:
@@ -306,10 +311,12 @@ class StateStore:
                 path.unlink()
             except FileNotFoundError:
                 return Dismissal.NOT_FOUND
+            self._remove_answer_socket(session_id)
             return Dismissal.REMOVED
         if item.session.alive:
             return Dismissal.RUNNING
         if self._remove_if_unchanged(path, item):
+            self._remove_answer_socket(session_id)
             return Dismissal.REMOVED
         # The file changed under us: only a live launcher writes, so it is running.
         return Dismissal.RUNNING if path.exists() else Dismissal.NOT_FOUND
@@ -317,18 +324,54 @@ class StateStore:
     def dismiss_ended(self) -> list[str]:
         """Remove every ended session's file; returns their ids."""
         loaded, _ = self._scan()
-        return [
+        removed = [
             item.session.id
             for path, item in loaded
             if not item.session.alive and self._remove_if_unchanged(path, item)
         ]
+        for session_id in removed:
+            self._remove_answer_socket(session_id)
+        return removed
 
     def remove(self, session_id: str) -> bool:
+        self._remove_answer_socket(session_id)
         try:
             self.path_for(session_id).unlink()
         except FileNotFoundError:
             return False
         return True
+
+    def _remove_answer_socket(self, session_id: str) -> None:
+        """The session's answer socket, if one is left (its launcher was killed): only
+        ever a socket, never another file of that name."""
+        if not valid_session_id(session_id):
+            return
+        path = self.directory / f"{session_id}{ANSWER_SUFFIX}"
+        try:
+            if stat.S_ISSOCK(os.lstat(path).st_mode):
+                path.unlink()
+        except OSError:
+            pass
+
+    def _clear_orphan_sockets(self) -> None:
+        """Answer sockets whose session file is gone (removed by an older tray, or by
+        hand) and whose launcher is gone too: the id starts with its pid."""
+        try:
+            names = os.listdir(self.directory)
+        except OSError:
+            return
+        present = set(names)
+        for name in names:
+            if not name.endswith(ANSWER_SUFFIX):
+                continue
+            session_id = name.removesuffix(ANSWER_SUFFIX)
+            if f"{session_id}{SUFFIX}" in present or not valid_session_id(session_id):
+                continue
+            pid = session_id.partition("-")[0]
+            # Only what is surely a dead launcher's: a live one, or an id of another
+            # form, is left be.
+            if pid.isdigit() and not pid_exists(int(pid)):
+                self._remove_answer_socket(session_id)
 
     def _remove_if_unchanged(self, path: Path, item: _Loaded) -> bool:
         try:
@@ -388,6 +431,14 @@ class SessionCache:
     directory: it reads only files whose identity (inode, modification time, size)
     differs from the version kept, drops those gone, and asks again whether each live
     session's launcher runs, since a launcher killed outright never writes its end.
+
+    A file :meth:`reload` reads is taken as its launcher wrote it, without asking /proc
+    whether that launcher runs: only a live launcher writes a live session, and a busy
+    directory changes hundreds of times a second, so the question would cost more than
+    the read. One killed just after its write is caught by the next rescan, as one
+    killed between writes is. A session the rescan found dead stays dead on a reload
+    until its launcher is asked again: a file touched by someone else never brings a
+    dead launcher back.
     """
 
     def __init__(self, store: StateStore) -> None:
@@ -399,7 +450,7 @@ class SessionCache:
         """Read these files again; one that is gone takes its session with it."""
         for name in names:
             if _session_name(name):
-                self._read(name, self._look(name))
+                self._read(name, None, changed=True)
 
     def rescan(self) -> None:
         """Look at every file in the directory, reading only those that changed."""
@@ -442,17 +493,42 @@ class SessionCache:
         except OSError:
             return None
 
-    def _read(self, name: str, identity: tuple[int, int, int, int] | None) -> None:
+    def _read(
+        self, name: str, identity: tuple[int, int, int, int] | None, changed: bool = False
+    ) -> None:
         """``identity`` is the file's before the read: kept for a file that fails, so a
-        rescan reads it again only once it changed."""
+        rescan reads it again only once it changed.
+
+        A file the watcher named (``changed``) is looked at only when it fails, after the
+        read (a newer version that came meanwhile is named again), and its launcher is
+        asked only when the version kept was found dead (see the class)."""
         try:
-            loaded = self._store._load_live(self._store.directory / name)
+            loaded = self._store._load(self._store.directory / name)
         except FileNotFoundError:
             self._entries.pop(name, None)  # removed: dismissed, pruned or renamed away
+            return
         except (OSError, ValueError, SessionFormatError) as error:
+            if changed:
+                identity = self._look(name)
             self._entries[name] = _Cached(identity, None, _reason(error))
-        else:
-            self._entries[name] = _Cached(loaded.identity, loaded.session)
+            return
+        session = loaded.session
+        if not changed or self._found_dead(name, session):
+            session = with_liveness(session)
+        self._entries[name] = _Cached(loaded.identity, session)
+
+    def _found_dead(self, name: str, session: Session) -> bool:
+        """Whether the version kept of a file that claims ``session`` alive was ended
+        by the liveness check, for the same launcher."""
+        if not session.alive:
+            return False
+        known = self._entries.get(name)
+        kept = None if known is None else known.session
+        return (
+            kept is not None
+            and not kept.alive
+            and (kept.pid, kept.pid_start) == (session.pid, session.pid_start)
+        )
 
 
 def _session_name(name: str) -> bool:
@@ -476,6 +552,7 @@ def _unlink_quietly(path: Path) -> bool:
 
 
 __all__ = [
+    "ANSWER_SUFFIX",
     "Dismissal",
     "Problem",
     "SessionCache",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from typing import Final
 
@@ -46,9 +47,20 @@ def _kept(char: str) -> bool:
     return char not in INVISIBLE and unicodedata.category(char) not in _DROPPED_CATEGORIES
 
 
+# The ASCII characters _kept drops (controls that are not whitespace), for a fast path:
+# ASCII text, the common case, is cleaned by str methods instead of a call per character.
+_ASCII_DROPPED: Final = {code: None for code in range(128) if not _kept(chr(code))}
+
+
 def clean_text(text: str) -> str:
     """One line of visible text: invisible formatting and controls gone, whitespace
     runs collapsed to a single space, no space at either end."""
+    if text.isascii():
+        return " ".join(text.translate(_ASCII_DROPPED).split())
+    return _clean_text_slow(text)
+
+
+def _clean_text_slow(text: str) -> str:
     return " ".join("".join(filter(_kept, text)).split())
 
 
@@ -59,13 +71,28 @@ def escape_markup(text: str) -> str:
 
 def char_cells(char: str) -> int:
     """Terminal cells a character takes: 0 for combining marks, 2 for wide ones."""
+    # No ASCII character is combining or wide (ord raises, as unicodedata would, for
+    # anything but one character).
+    if ord(char) < 128:
+        return 1
+    return _char_cells_slow(char)
+
+
+def _char_cells_slow(char: str) -> int:
     if unicodedata.combining(char):
         return 0
     return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
 
 
 def cells(text: str) -> int:
-    return sum(char_cells(char) for char in text)
+    if text.isascii():
+        return len(text)  # one cell each, as char_cells says
+    # Mostly ASCII even so (a "·" between words): only the rest are looked up.
+    rest = "".join(_NOT_ASCII.findall(text))
+    return len(text) - len(rest) + sum(map(_char_cells_slow, rest))
+
+
+_NOT_ASCII: Final = re.compile("[^\x00-\x7f]+")
 
 
 def pad(text: str, width: int) -> str:
@@ -78,12 +105,21 @@ def cut(text: str, width: int) -> str:
     ellipsis."""
     if width <= 0:
         return ""
-    if cells(text) <= width:
+    if text.isascii():
+        # One cell per character: the loop below would keep the first width - 1.
+        return text if len(text) <= width else text[: width - 1].rstrip() + ELLIPSIS
+    return _cut_slow(text, width)
+
+
+def _cut_slow(text: str, width: int) -> str:
+    if width <= 0:
+        return ""
+    if sum(map(_char_cells_slow, text)) <= width:
         return text
     kept: list[str] = []
     used = 0
     for char in text:
-        size = char_cells(char)
+        size = _char_cells_slow(char)
         if used + size > width - 1:
             break
         kept.append(char)

@@ -7,6 +7,10 @@ So the values ``tray run`` uses derive from :class:`Value` and write their ``__i
 out, with their fields as ``Final`` attributes so that mypy keeps them read-only; Value
 gives them the rest of a frozen dataclass: equality, a hash, a repr and :meth:`replace`,
 all from ``__slots__``, which must name every field and nothing else.
+
+Off dataclasses stays every module that ``tray run`` imports (the cli, environment, usage,
+config, session, store, answering, fdio, ``protocol`` and ``launcher`` modules), for the
+start-up time of every agent; ``tests/commands/test_startup_imports.py`` fails if one imports it.
 """
 
 from __future__ import annotations

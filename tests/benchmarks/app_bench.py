@@ -34,8 +34,8 @@ from desktop.services import (  # noqa: E402
     start_xvfb,
     stop_process,
 )
-from desktop.sessions import live_session, working  # noqa: E402
-from desktop.waiting import wait_for  # noqa: E402
+from helpers.sessions import live_session, working  # noqa: E402
+from helpers.waiting import wait_for  # noqa: E402
 
 from tray.store import StateStore  # noqa: E402
 

@@ -33,7 +33,7 @@ from desktop.services import (  # noqa: E402
     BusMonitor,
     stop_process,
 )
-from desktop.waiting import wait_for  # noqa: E402
+from helpers.waiting import wait_for  # noqa: E402
 from remote.sshd import (  # noqa: E402
     SSHD,
     Remote,

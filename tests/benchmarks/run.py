@@ -17,7 +17,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import answer_bench
 import app_bench
+import away_bench
 import remote_bench
 import shell_bench
 import startup_bench
@@ -176,8 +178,10 @@ def main() -> int:
         rss_mib = plain["tray run"].run.max_rss_kib / 1024
         print(f"Launcher peak RSS: {rss_mib:.1f} MiB (target < 40: {verdict(40, rss_mib)})")
         print(f"  (script peak RSS: {plain['script -qfec'].run.max_rss_kib / 1024:.1f} MiB)")
+    answer_bench.report()
     if not args.skip_app:
         app_bench.report()
+        away_bench.report()
         remote_bench.report()
     shell_bench.report()
     return 0

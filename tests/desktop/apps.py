@@ -9,8 +9,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from helpers.waiting import wait_for
+
 from .services import stop_process
-from .waiting import wait_for
 
 REPO = Path(__file__).resolve().parents[2]
 TIMEOUT = 30.0

@@ -9,6 +9,7 @@ import subprocess
 from dataclasses import dataclass
 from typing import Any
 
+from helpers.waiting import wait_for
 from PIL import Image, ImageChops, ImageGrab
 from Xlib import X
 from Xlib import display as xdisplay
@@ -18,7 +19,6 @@ from tray.app.icons import icon_image
 from tray.app.overview import IconState
 
 from .services import base_env
-from .waiting import wait_for
 
 TIMEOUT = 20.0
 

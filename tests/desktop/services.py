@@ -21,9 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from helpers.waiting import wait_for
 from Xlib import display as xdisplay
-
-from .waiting import wait_for
 
 START_TIMEOUT = 30.0
 STOP_TIMEOUT = 5.0

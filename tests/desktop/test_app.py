@@ -10,12 +10,15 @@ from __future__ import annotations
 import base64
 import json
 import math
+import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from helpers.sessions import blocked, live_session, working
+from helpers.waiting import wait_for
 
 from tray.app.refresh import MENU_TEXT_PERIOD
 from tray.store import StateStore
@@ -40,8 +43,6 @@ from .services import (
     start_xvfb,
     stop_process,
 )
-from .sessions import blocked, live_session, working
-from .waiting import wait_for
 
 BURST_WINDOW = 3
 STORM_ROUNDS = 30
@@ -444,3 +445,32 @@ def test_a_storm_of_changes_hands_the_tray_few_menus_and_no_images(
         # a menu, which later tests would take for one.
         dunst.close_all()
     assert "Traceback" not in handover_log.read_text(errors="replace")
+
+
+@pytest.mark.parametrize("backend", ["gtk", "appindicator"])
+def test_the_icons_pictures_stay_private_and_go_with_the_app_even_on_sigterm(
+    backend: str, start_app: StartApp, tmp_path: Path
+) -> None:
+    # pystray writes each picture with tempfile.mktemp(): TMPDIR names where that would
+    # be, so the count is this test's alone.
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    before = sorted(temp.iterdir())
+    leftover = tmp_path / "state" / "icons"
+    leftover.mkdir(parents=True)
+    (leftover / "from-a-killed-run").write_bytes(b"")
+    app = start_app(PYSTRAY_BACKEND=backend, TMPDIR=str(temp))
+    folder = app.state_dir / "icons"
+    pictures = wait_for(
+        lambda: [p for p in folder.iterdir() if p.read_bytes().startswith(b"\x89PNG")],
+        TIMEOUT,
+        what="the icon's picture in the app's own folder",
+    )
+    assert folder.stat().st_mode & 0o777 == 0o700
+    assert pictures
+    assert not (folder / "from-a-killed-run").exists()
+    assert sorted(temp.iterdir()) == before
+    app.proc.send_signal(signal.SIGTERM)
+    assert app.proc.wait(TIMEOUT) == 0, app.log
+    assert not folder.exists()
+    assert sorted(temp.iterdir()) == before

@@ -20,6 +20,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from helpers.sessions import blocked, live_session
+from helpers.waiting import wait_for
 from ptyprocess import PtyProcess
 
 from tray.app.overview import IconState
@@ -29,8 +31,6 @@ from tray.store import StateStore
 from .apps import REPO, TIMEOUT, RunningApp, StartApp, start_app_process
 from .screen import TRAYER, colour_count, grab, icon_box, main_colour
 from .services import BusMonitor, Dunst, start_menu_dunst, stop_process
-from .sessions import blocked, live_session
-from .waiting import wait_for
 
 CAPTURE = REPO / "tests" / "data" / "captures" / "claude-code-2.1.328.bin"
 SETTLE = 1.0

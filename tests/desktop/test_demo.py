@@ -18,13 +18,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.waiting import wait_for
 from PIL import ImageGrab
 
 from tray.store import StateStore
 
 from .services import BusMonitor, Dunst, base_env
 from .test_doctor import run_on_pty, tray_env
-from .waiting import wait_for
 
 # Set to a file name to keep a screenshot of the demo's ping and icon (for the README).
 SCREENSHOT_VARIABLE = "TRAY_DEMO_SCREENSHOT"

@@ -20,8 +20,11 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from tray.desktop.tray_host import TrayHostLook
 
 from .services import (
     base_env,
@@ -91,6 +94,9 @@ def checks(output: str) -> dict[str, tuple[str, str]]:
         "tray app",
         "terminal",
         "shell",
+        "answer",
+        "focus",
+        "away",
     }, output
     return found
 
@@ -179,6 +185,76 @@ def test_everything_present(
     assert found["tray app"][0] == "warn"
     assert "not running" in found["tray app"][1]
     assert found["terminal"] == ("ok", "not a terminal: skipped")
+
+
+# --- the app's own look for a tray host ---------------------------------------------------
+
+
+def _children() -> set[int]:
+    """This process's child pids, from /proc."""
+    found: set[int] = set()
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+        with contextlib.suppress(OSError):
+            found |= {int(pid) for pid in (task / "children").read_text().split()}
+    return found
+
+
+def test_the_app_finds_a_tray_host_that_comes_later_without_a_child_process(
+    own_desktop: Callable[..., Desktop], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    desktop = own_desktop()
+    look = TrayHostLook(desktop.env)
+    started: list[object] = []
+    real_popen = subprocess.Popen
+
+    def recording_popen(*args: Any, **kwargs: Any) -> Any:
+        started.append(args)
+        return real_popen(*args, **kwargs)
+
+    try:
+        before = _children()
+        with monkeypatch.context() as patch:
+            patch.setattr(subprocess, "Popen", recording_popen)
+            missing = look.check("xorg")
+            again = look.check("xorg")
+        assert started == []  # no probe child, as doctor would start
+        assert _children() == before
+        assert missing == again
+        assert missing.status == "FAIL"
+        assert missing.found.startswith("none: no org.kde.StatusNotifierWatcher")
+        assert "no XEmbed tray" in missing.found
+        # The same look, on the connections it kept, sees each host once it is there.
+        sni = start_sni_host(desktop.env, tmp_path / "sni.log")
+        try:
+            found = look.check("appindicator")
+            assert found.status == "ok", found.line()
+            assert found.found == "StatusNotifierItem host (org.kde.StatusNotifierWatcher)"
+            only_sni = look.check("xorg")
+            assert only_sni.status == "FAIL"
+            assert "which the xorg backend cannot use" in only_sni.found
+            trayer = start_trayer(desktop.env, tmp_path / "trayer.log")
+            try:
+                both = look.check("xorg")
+                assert both.status == "ok", both.line()
+                assert "XEmbed tray (_NET_SYSTEM_TRAY_S0 owned by window 0x" in both.found
+            finally:
+                stop_process(trayer)
+        finally:
+            stop_process(sni)
+        assert _children() - before == set()
+    finally:
+        look.close()
+
+
+def test_the_apps_look_without_a_display_or_bus(tmp_path: Path) -> None:
+    look = TrayHostLook({})
+    try:
+        check = look.check(None)
+    finally:
+        look.close()
+    assert check.status == "FAIL"
+    assert "DBUS_SESSION_BUS_ADDRESS is not set" in check.found
+    assert "(no X display to look on)" in check.found
 
 
 # --- one part missing at a time ------------------------------------------------------------
@@ -392,3 +468,102 @@ def test_terminal_under_tray_run_is_answered_by_the_launcher(tmp_path: Path) -> 
 
     status, text = checks(result.output)["terminal"]
     assert (status, text) == ("ok", "answers OSC 7501 (this shell runs under tray run)")
+
+
+# --- answering, focus and away --------------------------------------------------------------
+
+
+def _with_config(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "config" / "tray" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def test_answer_says_whether_it_is_on_and_for_which_apps(tmp_path: Path) -> None:
+    env = tray_env(base_env(), tmp_path)
+    found = checks(run_doctor(env).stdout)
+    assert found["answer"] == (
+        "ok",
+        "on for claude-code and codex (Approve and Deny on their permission prompts)",
+    )
+    _with_config(tmp_path, '[answer.apps.aider]\napprove = "y"\ndeny = "n"\n')
+    assert checks(run_doctor(env).stdout)["answer"][1].startswith(
+        "on for aider, claude-code and codex"
+    )
+    _with_config(tmp_path, "[answer]\nenabled = false\n")
+    status, text = checks(run_doctor(env).stdout)["answer"]
+    assert (status, text.split(":")[0]) == ("ok", "off ([answer] enabled = false)")
+
+
+@pytest.mark.parametrize(
+    ("terminal", "expected"),
+    [
+        ({"TMUX": "/tmp/tmux-1000/default,1,0", "TMUX_PANE": "%1"}, ("ok", "tmux pane %1")),
+        ({"WINDOWID": "4194307", "DISPLAY": ":99"}, ("ok", "X11 window 4194307")),
+        ({"KITTY_WINDOW_ID": "3"}, ("warn", "kitty: remote control is off")),
+        ({}, ("warn", "no tmux pane, terminal tab or window recorded")),
+    ],
+    ids=["tmux", "x11-window", "kitty-off", "nothing"],
+)
+def test_focus_says_what_it_will_use_here(
+    tmp_path: Path, terminal: dict[str, str], expected: tuple[str, str]
+) -> None:
+    status, text = checks(run_doctor(tray_env(base_env(), tmp_path, **terminal)).stdout)["focus"]
+    assert status == expected[0], text
+    assert text.startswith(expected[1]), text
+    if "KITTY_WINDOW_ID" in terminal:
+        assert "allow_remote_control yes" in text
+
+
+def test_away_without_a_table_probes_nothing(tmp_path: Path) -> None:
+    found = checks(run_doctor(tray_env(base_env(), tmp_path)).stdout)
+    assert found["away"] == ("ok", "off: pings stay on this desktop (no [away] in config.toml)")
+    # Nothing of the idle watch or the forwarder is loaded for it: no bus, no X, no waiting.
+    code = (
+        "import sys\n"
+        "from tray.commands.doctor import check_away_line\n"
+        "from tray.config import Config\n"
+        "check = check_away_line(Config(), {'DISPLAY': ':1', 'DBUS_SESSION_BUS_ADDRESS': 'x'})\n"
+        "assert check.status == 'ok', check\n"
+        "loaded = {'tray.desktop.idle', 'tray.app.forward', 'apprise'} & set(sys.modules)\n"
+        "assert not loaded, loaded\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=TIMEOUT, cwd=ROOT)
+
+
+def test_away_names_its_source_and_only_the_schemes(
+    own_desktop: Callable[..., Desktop], tmp_path: Path
+) -> None:
+    desktop = own_desktop()
+    _with_config(
+        tmp_path,
+        '[away]\nafter = "2m"\n'
+        'forward = ["json://127.0.0.1:9/SECRET-PATH", "ntfys://SECRET-USER:SECRET-PASS@ntfy.sh/t"]\n',
+    )
+    # No system bus here: logind cannot answer, so X11's idle time is what tells.
+    env = tray_env(desktop.env, tmp_path, DBUS_SYSTEM_BUS_ADDRESS="unix:path=/nonexistent")
+    result = run_doctor(env)
+    assert "SECRET" not in result.stdout + result.stderr
+    assert checks(result.stdout)["away"] == (
+        "ok",
+        "after 2 min without input or a locked screen (tells by X11 idle time "
+        "(MIT-SCREEN-SAVER)), blocked and error pings also go to json://, ntfys://",
+    )
+
+
+def test_away_without_a_source_or_with_a_url_apprise_refuses(tmp_path: Path) -> None:
+    env = tray_env(base_env(), tmp_path, DBUS_SYSTEM_BUS_ADDRESS="unix:path=/nonexistent")
+    _with_config(tmp_path, '[away]\nforward = ["json://127.0.0.1:9/SECRET"]\n')
+    result = run_doctor(env)
+    status, text = checks(result.stdout)["away"]
+    assert status == "warn"
+    assert text.startswith("nothing here tells whether you are away, so nothing is forwarded")
+    _with_config(tmp_path, '[away]\nforward = ["nosuchservice://SECRET@host"]\n')
+    result = run_doctor(env)
+    assert result.returncode == 1
+    assert checks(result.stdout)["away"] == (
+        "FAIL",
+        "away.forward[0]: Apprise does not accept this nosuchservice:// URL; "
+        "fix: see the Apprise wiki for the URL form of that service",
+    )
+    assert "SECRET" not in result.stdout + result.stderr

@@ -10,13 +10,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from helpers.waiting import wait_for
 from Xlib import X
 from Xlib import display as xdisplay
 
 from tray.app.focus import FocusResult, focus_session
 
 from .services import base_env
-from .waiting import wait_for
 
 
 @dataclass
@@ -211,7 +211,7 @@ def test_tmux_and_x11_together(tmux: Tmux, xvfb_display: str, windows: tuple[int
 def test_nothing_recorded() -> None:
     result = focus_session({}, env=base_env())
     assert not result.ok
-    assert result.message == "no tmux pane or X11 window recorded for this session"
+    assert result.message == "no tmux pane, terminal tab or window recorded for this session"
 
 
 @pytest.fixture

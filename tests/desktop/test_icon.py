@@ -23,9 +23,11 @@ from pathlib import Path
 from typing import IO, Any, get_args
 
 import pytest
+from helpers.waiting import wait_for
 from PIL import Image, ImageGrab
 from Xlib import display as xdisplay
 
+from tray.app.answer_target import AnswerTarget
 from tray.app.icon_host import IconHost
 from tray.app.menu import build_menu
 from tray.app.overview import IconState, Overview, Row
@@ -45,7 +47,6 @@ from .screen import (
     xdotool,
 )
 from .services import base_env, start_trayer, start_xvfb, stop_process
-from .waiting import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 # Set to a file name to keep the screenshot of the open menu (for the README).
@@ -139,6 +140,9 @@ class PrintingActions:
     def resume(self) -> None:
         _emit("action", "resume")
 
+    def answer(self, target: AnswerTarget, answer: str) -> None:
+        _emit("action", "answer", target.session_id, target.record_id, answer)
+
     def quit(self) -> None:
         _emit("action", "quit")
         if self.host is not None:
@@ -185,7 +189,8 @@ class Driver:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "tests.desktop.test_icon"],
                 cwd=ROOT,
-                env={**env, "PYSTRAY_BACKEND": backend},
+                # The driver imports the tests' shared helpers, as pytest's pythonpath does.
+                env={**env, "PYSTRAY_BACKEND": backend, "PYTHONPATH": str(ROOT / "tests")},
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=sink,

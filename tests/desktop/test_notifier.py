@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.waiting import wait_for
 
 from tray.app.notifier import SNOOZE_ACTION, SNOOZE_LABEL, Notifier
 
@@ -29,7 +30,6 @@ from .services import (
     start_menu_dunst,
     stop_process,
 )
-from .waiting import wait_for
 
 
 class Recorder(logging.Handler):

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TypeVar
 
 import pytest
-from desktop.waiting import wait_for
+from helpers.waiting import wait_for
 
 from tray.remote.hosts import HostConfig
 from tray.remote.link import HostStatus

@@ -32,7 +32,7 @@ from desktop.screen import (
     xdotool,
 )
 from desktop.services import BusMonitor, Dunst
-from desktop.waiting import wait_for
+from helpers.waiting import wait_for
 
 from tray.app.overview import IconState
 from tray.remote.hosts import HostConfig

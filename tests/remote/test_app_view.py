@@ -1,8 +1,8 @@
 """How the app shows and pings other machines' sessions: pure, with a fake clock.
 
-The path the app's worker takes each refresh (tray.app.main.TrayApp.refresh) is
-followed here with the real pieces: remote_view, build_overview, Hush, OldNews and
-the NotificationPolicy. The real `tray app` against a real sshd is in test_app_hosts.py.
+Pings go through the app's own refresh (tray.app.refresh.Refresh), the one the worker
+runs: remote_view, build_overview, OldNews and the NotificationPolicy. The real
+`tray app` against a real sshd is in test_app_hosts.py.
 """
 
 from __future__ import annotations
@@ -17,8 +17,10 @@ import pytest
 from tray.app.memory import forget_missing
 from tray.app.menu import build_menu, host_line, row_header, stale_line
 from tray.app.overview import AppMemory, HostLine, build_overview
-from tray.app.policy import NotificationPolicy, Ping, observe
-from tray.app.remote import Hush, OldNews, kept_ids, remote_view
+from tray.app.policy import NotificationPolicy
+from tray.app.refresh import HostNews, Refresh
+from tray.app.remote import kept_ids, remote_view
+from tray.app.wording import Ping
 from tray.config import PolicySettings
 from tray.remote.failures import Failure
 from tray.remote.hosts import HostConfig
@@ -191,7 +193,8 @@ def test_stale_ended_sessions_do_not_enable_clear_all_finished(pystray_module: A
 
 
 class Worker:
-    """The app's refresh for remote sessions, minus files and the screen."""
+    """The app's own refresh (tray.app.refresh.Refresh, as the worker runs it) for
+    remote sessions, fed what the links would hand over; minus files and the screen."""
 
     def __init__(self, **settings: Any) -> None:
         self.now = T0
@@ -199,33 +202,28 @@ class Worker:
         self.policy = NotificationPolicy(
             PolicySettings(**{**defaults, **settings}), lambda: self.now, lambda _: 0
         )
-        self.old_news = OldNews()
-        self.hush = Hush()
+        self.refresher = Refresh(HOSTS, DAY, self.policy)
         self.states: dict[str, RemoteState] = {}
         self.statuses: dict[str, HostStatus] = {}
+        self.first: list[RemoteState] = []
         self.memory = AppMemory()
 
     def deliver(self, state: RemoteState) -> None:
         self.states[state.host] = state
         self.statuses[state.host] = connected(state.host, self.now)
         if state.initial:
-            self.old_news.note(state, self.now)
+            self.first.append(state)
 
     def lose(self, host: str) -> None:
         self.statuses[host] = lost(host, self.now, self.now)
 
     def refresh(self, at: float) -> list[Ping]:
         self.now = at
-        view = remote_view(HOSTS, self.states, self.statuses, at, DAY)
-        self.old_news.keep({s.id for s in view.sessions})
-        overview = build_overview(
-            list(view.sessions), self.memory, {}, at, stale=view.stale, hosts=view.hosts
-        )
-        labels = {row.session_id: row.label for row in overview.rows}
-        self.hush.apply(self.policy, view.stale, self.memory, at)
-        observations = [o for s in view.sessions for o in observe(s, labels[s.id], at)]
-        self.policy.update(self.old_news.quiet(observations))
-        return self.policy.due()
+        news = HostNews(dict(self.states), dict(self.statuses), self.first)
+        self.first = []
+        shown = self.refresher.run([], news, self.memory, at)
+        self.memory = shown.memory
+        return list(shown.pings)
 
 
 def titles(pings: list[Ping]) -> list[str]:

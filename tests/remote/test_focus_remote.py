@@ -19,9 +19,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tray.app.focus import focus_session
-from tray.app.overview import REMOTE_PANE_KEY, REMOTE_SOCKET_KEY, AppMemory, build_row
+from tray.app.overview import AppMemory, build_row
+from tray.labels import REMOTE_PANE_KEY, REMOTE_SOCKET_KEY
+from tray.remote.actions import fetch_state, focus_remote
 from tray.remote.hosts import HostConfig, focus_argv
-from tray.remote.link import fetch_state, focus_remote
 from tray.remote.sessions import parse_document, remote_tmux
 from tray.remote.stream import stream_document, tmux_facts
 
@@ -94,12 +95,41 @@ def test_anything_else_is_dropped_and_leaves_no_focus(tmux: object) -> None:
     assert not build_row(session, AppMemory(), {}, 0.0).focusable
 
 
-@given(st.text(max_size=30), st.text(max_size=60))
+# Half the examples are panes and sockets of the right shape, so that the branch which
+# keeps them runs as often as the one which drops them; the other half are any text,
+# or the right shape with one hostile character put in.
+_PANES = st.builds(lambda digits: "%" + digits, st.text("0123456789", min_size=1, max_size=9))
+_SOCKETS = st.builds(
+    lambda rest: "/" + rest,
+    st.text("abcxyzABC019_./-", min_size=1, max_size=60),
+)
+
+
+def _spoiled(words: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+    return st.builds(
+        lambda word, at, bad: word[:at] + bad + word[at:],
+        words,
+        st.integers(0, 60),
+        st.sampled_from([" ", ";", "$", "`", "\n", "\x1b", "'", "\u00e9", "\\", "*"]),
+    )
+
+
+@given(
+    st.one_of(_PANES, _spoiled(_PANES), st.text(max_size=30)),
+    st.one_of(_SOCKETS, _spoiled(_SOCKETS), st.text(max_size=60)),
+)
 def test_what_is_kept_is_only_plain_words_for_the_remote_shell(pane: str, socket: str) -> None:
     facts = remote_tmux(_parsed({"pane": pane, "socket": socket}))
-    if facts is not None:
-        for word in facts:
-            assert all(c.isascii() and (c.isalnum() or c in "%/_.-") for c in word), word
+    plain_pane = pane[:1] == "%" and pane[1:].isdigit() and pane[1:].isascii() and len(pane) <= 10
+    plain_socket = (
+        socket[:1] == "/"
+        and 2 <= len(socket) <= 1024
+        and all(c.isascii() and (c.isalnum() or c in "_./-") for c in socket)
+    )
+    if plain_pane and plain_socket:
+        assert facts == (pane, socket)
+    else:
+        assert facts is None
 
 
 def test_the_command_line_is_an_argv_with_an_escaped_separator() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import tomllib
 
 import pytest
@@ -9,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tray.remote.hosts import (
+    REMOTE_ID_PATTERN,
     HostConfig,
     HostConfigError,
     dismiss_argv,
@@ -210,8 +212,17 @@ def test_dismiss_puts_only_checked_ids_on_the_line() -> None:
         dismiss_argv(HOST, [])
 
 
-@given(st.text(max_size=60))
+@given(
+    st.one_of(
+        st.from_regex(REMOTE_ID_PATTERN, fullmatch=True),
+        st.text(max_size=60),
+        st.builds(lambda a, b: a + b, st.from_regex(REMOTE_ID_PATTERN, fullmatch=True), st.text()),
+    )
+)
 def test_a_valid_remote_id_needs_no_quoting_in_any_shell(session_id: str) -> None:
     if valid_remote_id(session_id):
-        assert session_id[0].isalnum()
-        assert all(c.isascii() and (c.isalnum() or c in "_.-") for c in session_id)
+        # Judged by the standard library's own idea of a word that needs no quotes, and by
+        # what would make one an option, a hidden path or a glob in sh, bash, zsh or fish.
+        assert shlex.quote(session_id) == session_id
+        assert session_id[0] not in "-.~"
+        assert not set(session_id) & set("*?[]{}%~=@+:,")

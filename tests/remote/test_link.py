@@ -16,19 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from tray.remote.actions import RemoteError, diagnose_host, dismiss_remote, fetch_state
 from tray.remote.failures import Failure
 from tray.remote.hosts import HostConfig, parse_hosts
-from tray.remote.link import (
-    HostLink,
-    HostLinks,
-    HostStatus,
-    LinkTimings,
-    RemoteError,
-    check_host,
-    diagnose_host,
-    dismiss_remote,
-    fetch_state,
-)
+from tray.remote.link import HostLink, HostLinks, HostStatus, LinkTimings
 from tray.remote.sessions import RemoteState, mark_stale
 from tray.remote.stream import stream_document
 
@@ -189,7 +180,7 @@ def test_a_destination_starting_with_a_dash_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="'-'"):
         HostLink(host, recorder.on_state, recorder.on_status)
     with pytest.raises(ValueError, match="'-'"):
-        check_host(host)
+        diagnose_host(host)
     with pytest.raises(ValueError, match="'-'"):
         fetch_state(host)
     assert not planted.exists()
@@ -197,7 +188,8 @@ def test_a_destination_starting_with_a_dash_is_refused(tmp_path: Path) -> None:
 
 
 def test_doctor_says_tray_runs_there(host: HostConfig) -> None:
-    ok, line = check_host(host, environ=client_environ())
+    check = diagnose_host(host, environ=client_environ())
+    ok, line = check.ok, check.line()
     assert ok
     assert line == "tray 0.1.0 on " + host.destination
 
@@ -206,7 +198,8 @@ def test_doctor_on_a_remote_without_tray_gives_the_fix(
     sshd: Sshd, remote: Remote, recorder: Recorder
 ) -> None:
     host = host_config(sshd, remote, remote_command="/nonexistent/bin/tray")
-    ok, line = check_host(host, environ=client_environ())
+    check = diagnose_host(host, environ=client_environ())
+    ok, line = check.ok, check.line()
     assert not ok
     assert line.startswith("/nonexistent/bin/tray: command not found on devbox; fix: ")
     assert 'remote_command = "~/.local/bin/tray"' in line
@@ -414,7 +407,8 @@ def test_dismiss_on_the_remote(host: HostConfig, remote: Remote) -> None:
 def test_no_ssh_client_is_explained(recorder: Recorder, tmp_path: Path) -> None:
     host = HostConfig("devbox", "me@devbox")
     missing = str(tmp_path / "no-such-ssh")
-    ok, line = check_host(host, ssh=missing)
+    check = diagnose_host(host, ssh=missing)
+    ok, line = check.ok, check.line()
     assert not ok
     assert (
         line == f"cannot run {missing}: No such file or directory; fix: install the OpenSSH client"
@@ -432,7 +426,8 @@ def test_no_ssh_client_is_explained(recorder: Recorder, tmp_path: Path) -> None:
 def test_a_host_that_never_answers_times_out(sshd: Sshd, remote: Remote) -> None:
     host = host_config(sshd, remote, remote_command="sleep 8; true")
     started = time.monotonic()
-    ok, line = check_host(host, timeout=1.0, environ=client_environ())
+    check = diagnose_host(host, timeout=1.0, environ=client_environ())
+    ok, line = check.ok, check.line()
     assert time.monotonic() - started < 5.0
     assert not ok
     assert line.startswith(f"no answer from {host.destination} within 1 s; fix: ")

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tray.app.overview import session_label
 from tray.app.policy import observe_session, ping_for
+from tray.labels import session_label
 from tray.protocol.records import CAPACITY
 from tray.protocol.report import MAX_APP, MAX_ID, MAX_MSG_DECODED, MAX_TITLE_DECODED
 from tray.remote.sessions import (

@@ -15,7 +15,7 @@ import select
 import shutil
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -76,17 +76,6 @@ entry()
 def require(kind: str) -> None:
     if shutil.which(kind) is None:
         pytest.fail(f"{kind} is not installed (make test installs it)")
-
-
-def wait_for(predicate: Callable[[], T | None], timeout: float = TIMEOUT, what: str = "it") -> T:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.01)
 
 
 @dataclass

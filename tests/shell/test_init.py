@@ -12,12 +12,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers.waiting import wait_for
 
 from tray.config import ShellConfig
 from tray.environment import Environment
 from tray.shell.init import SHELLS, fish_quote, init_code, run_init, tray_program
 
-from .shells import Home, Shell, require, wait_for
+from .shells import Home, Shell, require
 
 TRAY = Path(sys.executable).parent / "tray"
 SYNTAX_CHECK = {"bash": ["bash", "-n"], "zsh": ["zsh", "-n"], "fish": ["fish", "--no-execute"]}

@@ -10,10 +10,11 @@ import re
 import time
 
 import pytest
+from helpers.waiting import wait_for
 
 from tray.session import Session
 
-from .shells import Home, Shell, require, wait_for
+from .shells import Home, Shell, require
 from .test_wrap import export, tty_of
 
 FAILING = "sh -c 'sleep 0.5; exit 3'"

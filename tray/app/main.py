@@ -3,7 +3,10 @@
 Threads: pystray owns the main thread (macOS requires it). One worker thread refreshes:
 it reads the session files the watcher says changed, or looks at the whole directory on a
 slow timer for liveness, and pushes the result to the icon, the menu and the notification
-policy. A refresh gate folds a storm of changes into a few refreshes a second.
+policy (one pass: :class:`tray.app.refresh.Refresh`). A refresh gate folds a storm of
+changes into a few refreshes a second. The worker alone touches the policy, the overview
+and the app's memory: menu items and notification buttons post messages to it
+(:mod:`tray.app.messages`), handled in :meth:`TrayApp.handle`.
 
 Each ``[[hosts]]`` entry has a link thread of its own (:class:`HostLinks`): it hands over
 the host's latest sessions and its health, which the worker merges with the local ones.
@@ -18,43 +21,68 @@ import signal
 import sys
 import threading
 import time
-from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
+from typing import assert_never
 
+from tray.app.answer_target import AnswerTarget
+from tray.app.answers import AnswerDesk, Where
+from tray.app.away_routing import build_routing
 from tray.app.clipboard import copy_text
 from tray.app.focus import focus_session
-from tray.app.icon_host import IconHost, NoDisplayError
+from tray.app.focus_looks import FocusLooks
+from tray.app.icon_host import ICON_FOLDER, IconHost, NoDisplayError, private_icon_files
 from tray.app.instance import hold_app_lock
 from tray.app.memory import (
     FILE_NAME,
-    forget_missing,
     load_memory,
     save_memory,
     snooze,
     unsnooze,
 )
-from tray.app.menu import build_menu
+from tray.app.menu import MenuExtras, build_menu
+from tray.app.messages import (
+    Answer,
+    Away,
+    ClearFinished,
+    Dismiss,
+    Focus,
+    Mailbox,
+    MarkSeen,
+    Message,
+    Pause,
+    Resume,
+    Snooze,
+    Unsnooze,
+)
 from tray.app.notifier import Notifier
-from tray.app.overview import AppMemory, Overview, Row, StateSince, build_overview
-from tray.app.policy import NotificationPolicy, Ping, observe
-from tray.app.refresh import MenuPacer, RefreshGate, menu_text
-from tray.app.remote import Hush, OldNews, kept_ids, remote_view
-from tray.app.watcher import DirectoryWatcher
-from tray.commands.doctor import find_tray_host
+from tray.app.overview import AppMemory, Overview
+from tray.app.policy import NotificationPolicy
+from tray.app.refresh import (
+    REFRESH_INTERVAL,
+    HostNews,
+    MenuPacer,
+    Refresh,
+    RefreshGate,
+    menu_outline,
+    menu_text,
+    shown_key,
+)
+from tray.app.wording import Ping
 from tray.config import Config, load_config
+from tray.desktop.tray_host import TrayHostLook
 from tray.environment import Environment
+from tray.live import LIVENESS_PERIOD
+from tray.logs import OnceLog
+from tray.remote.actions import dismiss_remote, focus_remote
 from tray.remote.hosts import HostConfig
-from tray.remote.link import HostLinks, HostStatus, dismiss_remote, focus_remote
+from tray.remote.link import HostLink, HostLinks, HostStatus
 from tray.remote.sessions import RemoteState, remote_tmux, split_remote_id
 from tray.session import Session
 from tray.store import SessionCache, StateStore
+from tray.watcher import DirectoryWatcher
 
-# The whole directory is looked at again this often, and every live session's launcher
-# asked after: a SIGKILLed launcher writes nothing, so only this finds it dead, and it
-# also catches a change the watcher missed.
-LIVENESS_PERIOD = 2.0
 PAUSE_SECONDS = 3600.0
 # While there is no tray host, how often to look for one.
 HOST_RETRY = 2.0
@@ -66,24 +94,6 @@ def local_minute(timestamp: float) -> int:
     return moment.tm_hour * 60 + moment.tm_min
 
 
-class OnceLog:
-    """Warns once per problem, not once per event, and notes when it clears."""
-
-    def __init__(self, log: logging.Logger) -> None:
-        self._log = log
-        self._active: set[str] = set()
-
-    def problem(self, key: str, message: str) -> None:
-        if key not in self._active:
-            self._active.add(key)
-            self._log.warning("%s", message)
-
-    def cleared(self, keys: set[str]) -> None:
-        for key in self._active - keys:
-            self._log.info("recovered: %s", key)
-        self._active &= keys
-
-
 class TrayApp:
     def __init__(
         self,
@@ -92,20 +102,26 @@ class TrayApp:
         log: logging.Logger,
         host: IconHost,
         notifier_factory: Callable[
-            [Callable[[str], None], Callable[[tuple[str, ...]], None]], Notifier
+            [Callable[[str, str | None], None], Callable[[tuple[str, ...]], None]], Notifier
         ],
+        *,
+        refresh_interval: float = REFRESH_INTERVAL,
     ) -> None:
         self._env = env
         self._config = config
         self._log = log
         self._store = StateStore(env.state_dir())
         self._cache = SessionCache(self._store)
-        self._gate = RefreshGate()
+        self._gate = RefreshGate(refresh_interval)
         self._next_rescan = -math.inf
         self._memory_path = env.state_dir() / FILE_NAME
         self._memory = load_memory(self._memory_path, log, env.clock())
         self._changed = threading.Event()
         self._stopping = threading.Event()
+        # Set by a message and by stop(): wakes the worker even while it lets a storm
+        # of file changes gather.
+        self._nudge = threading.Event()
+        self._mailbox = Mailbox(self._changed, self._nudge)
         self._lock = threading.Lock()
         self._watcher = DirectoryWatcher(env.state_dir(), self._changed, log)
         self._policy = NotificationPolicy(config.notify, env.clock, local_minute)
@@ -113,23 +129,31 @@ class TrayApp:
             self._policy.pause(self._memory.paused_until)
         for session_id, until in self._memory.snoozed.items():
             self._policy.snooze(session_id, until)
-        self._since = StateSince()
-        self._sessions: dict[str, Session] = {}
+        self._refresh = Refresh(
+            config.hosts, config.sessions.keep_ended, self._policy, answering=config.answer
+        )
+        # The worker's own, like the policy and the memory; menu and notifier callbacks
+        # post messages instead (tray.app.messages).
+        self._sessions: Mapping[str, Session] = {}
         self._overview: Overview | None = None
         self._shown_key: object = None
         self._pacer = MenuPacer()
         self._warnings = OnceLog(log)
         self._host = host
         self._notifier = notifier_factory(self.focus, self._snooze)
-        self._focus_requests: deque[str] = deque(maxlen=8)
+        self._notifier.on_answer = self.answer  # Approve and Deny on a prompt's notification
+        # A host's answers go over its open link first.
+        where = Where(env.state_dir(), self._host_config, env.environ, self._host_link)
+        self._answers = AnswerDesk(where, self._notifier, self._policy, log)
+        # The worker's too: what each Focus item says, and [away] (idle without forward).
+        self._focus_looks = FocusLooks(env.environ, log)
+        self._routing = build_routing(
+            getattr(config, "away", None), env.environ, log, lambda state: self.post(Away(state))
+        )
         # Written by the links' threads under the lock, read by the worker.
         self._host_states: dict[str, RemoteState] = {}
         self._host_statuses: dict[str, HostStatus] = {}
         self._first_states: list[RemoteState] = []
-        # The worker's own.
-        self._old_news = OldNews()
-        self._hush = Hush()
-        # Also read by the menu's actions: replaced whole, never changed in place.
         self._stale: frozenset[str] = frozenset()
         self._links = HostLinks(
             config.hosts,
@@ -144,8 +168,9 @@ class TrayApp:
 
     def start(self) -> None:
         self._watcher.start()
-        self._worker.start()
+        self.start_worker()
         self._links.start()
+        self._routing.start()
         threading.Thread(target=self._watch_tray_host, name="tray-host", daemon=True).start()
         self._log.info("icon shown; watching %s", self._store.directory)
 
@@ -153,29 +178,42 @@ class TrayApp:
         """Say so when there is no tray to show the icon in, and show it again in one
         that comes later: a backend that looked once at start-up may miss it."""
         backend = self._host.backend_name()
-        check = find_tray_host(self._env.environ, backend)
-        if check.status == "ok":
-            return
-        self._log.warning("%s", check.line())
-        while not self._stopping.wait(HOST_RETRY):
-            if find_tray_host(self._env.environ, backend).status == "ok":
-                self._log.info("a tray host appeared; showing the icon there")
-                self._host.reshow()
+        # In-process, on connections kept between looks: no child, no new connection.
+        look = TrayHostLook(self._env.environ)
+        try:
+            check = look.check(backend)
+            if check.status == "ok":
                 return
+            self._log.warning("%s", check.line())
+            while not self._stopping.wait(HOST_RETRY):
+                if look.check(backend).status == "ok":
+                    self._log.info("a tray host appeared; showing the icon there")
+                    self._host.reshow()
+                    return
+        finally:
+            look.close()
+
+    def start_worker(self) -> None:
+        self._worker.start()
 
     def stop(self) -> None:
         self._stopping.set()
         self._changed.set()
+        self._nudge.set()
         # Before the worker: no host callback may wake a worker that is gone.
         self._links.stop()
         self._watcher.stop()
         self._worker.join(timeout=5)
+        self._routing.stop()
         self._notifier.close()
 
     def _run_worker(self) -> None:
         while not self._stopping.is_set():
-            while self._focus_requests:
-                self._focus_now(self._focus_requests.popleft())
+            # Cleared before the messages are taken: one posted after this wakes the
+            # next wait, and one posted before is handled now.
+            self._nudge.clear()
+            for message in self._mailbox.take():
+                self._handle_safely(message)
             now = self._env.clock()
             wakeup = self._policy.next_wakeup()
             if wakeup is not None and wakeup <= now:
@@ -193,8 +231,8 @@ class TrayApp:
             timeout = self._timeout(now, wakeup)
             if self._gate.pending:
                 # A refresh is due at the interval's end; changes until then join it,
-                # so they need not wake this thread one by one.
-                self._stopping.wait(timeout)
+                # so they need not wake this thread one by one. A message does.
+                self._nudge.wait(timeout)
             elif self._changed.wait(timeout):
                 self._gate.request()
 
@@ -238,67 +276,43 @@ class TrayApp:
                 str(problem.path), f"cannot read {problem.path.name}: {problem.reason}"
             )
         self._warnings.cleared({str(problem.path) for problem in problems})
-        keep_ended = self._config.sessions.keep_ended
-        sessions = [s for s in sessions if s.alive or now - s.updated_at <= keep_ended]
         with self._lock:
-            states = dict(self._host_states)
-            statuses = dict(self._host_statuses)
-            first_states, self._first_states = self._first_states, []
-        view = remote_view(self._config.hosts, states, statuses, now, keep_ended)
-        sessions += view.sessions
-        for state in first_states:
-            self._old_news.note(state, now)
-        present = {s.id for s in sessions}
-        self._old_news.keep(present)
-        with self._lock:
-            kept = kept_ids(self._memory, present, view.waiting)
-            self._memory = forget_missing(self._memory, kept, now)
-            memory = self._memory
-            self._sessions = {s.id: s for s in sessions}
-            self._stale = view.stale
-        shown = [s for s in sessions if s.id not in memory.dismissed]
-        since = self._since.update(shown, now)
-        overview = build_overview(shown, memory, since, now, stale=view.stale, hosts=view.hosts)
-        self._show(overview, now)
-        labels = {row.session_id: row.label for row in overview.rows}
-        self._hush.apply(self._policy, view.stale, memory, now)
-        # Every prompt (child records too) and every request for attention.
-        observations = [o for s in shown for o in observe(s, labels[s.id], now)]
-        self._policy.update(self._old_news.quiet(observations))
-        for ping in self._policy.due():
+            news = HostNews(dict(self._host_states), dict(self._host_statuses), self._first_states)
+            self._first_states = []
+        shown = self._refresh.run(sessions, news, self._memory, now)
+        self._memory = shown.memory
+        self._sessions = shown.sessions
+        self._stale = shown.stale
+        self._show(shown.overview, now)
+        for ping in shown.pings:
             self._send(ping)
 
     def _show(self, overview: Overview, now: float) -> None:
-        with self._lock:
-            paused = self.paused
-        key = (overview, paused, [int((now - row.since) // 60) for row in overview.rows])
+        paused = self.paused
+        extras = MenuExtras(
+            tuple(sorted(self._focus_looks.looks(self._sessions).items())),
+            self._routing.menu_line(),
+        )
+        key = (shown_key(overview, paused, now), extras)
         held = self._pacer.due_at()
         if key == self._shown_key and (held is None or held > now):
             return
         self._shown_key = key
         self._overview = overview
-        # What must reach the menu at once. The session ids are in it also because two
-        # sessions with the same words can swap places, and their actions must follow.
-        outline = (
-            overview.icon_state,
-            overview.blocked_count,
-            paused,
-            tuple(
-                (row.session_id, row.state, row.alive, row.unseen, row.stale)
-                for row in overview.rows
-            ),
-            overview.hosts,
-        )
+        outline = (menu_outline(overview, paused), extras)
         menu = None
         if self._pacer.ready(outline, now):
-            built = build_menu(overview, self, now)
+            built = build_menu(overview, self, now, extras)
             if self._pacer.offer(outline, menu_text(built), now):
                 menu = built
         self._host.apply(overview, menu)
 
     def _send(self, ping: Ping) -> None:
         key = ping.session_ids[0] if len(ping.session_ids) == 1 else ""
-        self._notifier.send(ping.title, ping.body, ping.urgency, key, snooze=ping.session_ids)
+        self._notifier.send(
+            ping.title, ping.body, ping.urgency, key, snooze=ping.session_ids, answer=ping.answer
+        )
+        self._routing.ping(ping)
 
     # The hosts' links call these on their own threads.
 
@@ -320,46 +334,142 @@ class TrayApp:
     def _host_config(self, name: str) -> HostConfig | None:
         return next((host for host in self._config.hosts if host.name == name), None)
 
+    def _host_link(self, name: str) -> HostLink | None:
+        return self._links.get(name)
+
     # Menu actions (MenuActions) and notification clicks. They run on pystray's or the
-    # notifier's thread, so they only change memory and wake the worker.
+    # notifier's thread, so they only post a message; the worker does the rest.
 
     @property
     def paused(self) -> bool:
-        until = self._policy.paused_until
+        # Read on the menu's thread too: the memory is replaced whole, never changed.
+        until = self._memory.paused_until
         return until is not None and until > self._env.clock()
 
+    def post(self, message: Message) -> None:
+        """Hand a user's action to the worker; safe from any thread."""
+        self._mailbox.post(message)
+
+    def mark_seen(self, session_id: str) -> None:
+        self.post(MarkSeen(session_id, self._env.clock()))
+
+    def dismiss(self, session_id: str) -> None:
+        self.post(Dismiss(session_id))
+
+    def clear_finished(self) -> None:
+        self.post(ClearFinished())
+
+    def focus(self, session_id: str, activation_token: str | None = None) -> None:
+        self.post(Focus(session_id, activation_token))
+
+    def pause_hour(self) -> None:
+        self.post(Pause(self._env.clock() + PAUSE_SECONDS))
+
+    def resume(self) -> None:
+        self.post(Resume())
+
+    def snooze_hour(self, session_id: str) -> None:
+        self._snooze((session_id,))
+
+    def _snooze(self, session_ids: tuple[str, ...]) -> None:
+        self.post(Snooze(session_ids, self._env.clock() + PAUSE_SECONDS))
+
+    def unsnooze(self, session_id: str) -> None:
+        self.post(Unsnooze(session_id))
+
+    def copy_message(self, session_id: str) -> None:
+        # Run here, not by the worker: the clipboard tool may take its time, and the
+        # overview it reads is replaced whole, never changed.
+        row = self._overview.row(session_id) if self._overview is not None else None
+        if row is None or not row.msg:
+            return
+        self._copy(row.msg)
+
+    def copy_record_message(self, session_id: str, record_id: str) -> None:
+        row = self._overview.row(session_id) if self._overview is not None else None
+        message = row.message(record_id) if row is not None else None
+        if message:
+            self._copy(message)
+
+    def _copy(self, text: str) -> None:
+        result = copy_text(text, self._env.environ)
+        if not result.ok:
+            self._log.warning("copy failed: %s", result.message)
+
+    def quit(self) -> None:
+        self._host.stop()
+
+    def answer(self, target: AnswerTarget, answer: str) -> None:
+        self.post(Answer(target.session_id, target.record_id, target.since, answer))
+
+    # The worker's side of those messages.
+
+    def _handle_safely(self, message: Message) -> None:
+        try:
+            self.handle(message)
+        except Exception:  # one bad action must not end the worker
+            self._log.exception("cannot handle %s", message)
+
+    def handle(self, message: Message) -> None:
+        """Carry out one user action; on the worker's thread only."""
+        match message:
+            case Away(state):
+                self._policy.set_away(state.away)
+                if self._routing.changed(state):
+                    self._changed.set()  # the menu's away line
+            case Focus(session_id, token):
+                self._focus_now(session_id, token)
+            case MarkSeen(session_id, at):
+                self._remember(lambda m: replace(m, seen={**m.seen, session_id: at}))
+            case Dismiss(session_id):
+                session = self._sessions.get(session_id)
+                if session is not None and session.running:
+                    return
+                self._remember(lambda m: replace(m, dismissed=m.dismissed | {session_id}))
+                self._dismiss_remote([session_id])
+            case ClearFinished():
+                # A lost host's sessions are left alone: what they show may be long out
+                # of date.
+                ended = {
+                    s.id
+                    for s in self._sessions.values()
+                    if not s.running and s.id not in self._stale
+                }
+                self._remember(lambda m: replace(m, dismissed=m.dismissed | ended))
+                self._dismiss_remote(sorted(ended))
+            case Pause(until):
+                self._policy.pause(until)
+                self._remember(lambda m: replace(m, paused_until=until))
+            case Resume():
+                self._policy.resume()
+                self._remember(lambda m: replace(m, paused_until=None))
+            case Snooze(session_ids, until):
+                for session_id in session_ids:
+                    self._policy.snooze(session_id, until)
+                self._remember(lambda m: snooze(m, session_ids, until))
+            case Unsnooze(session_id):
+                self._policy.unsnooze(session_id)
+                self._remember(lambda m: unsnooze(m, session_id))
+            case Answer(session_id):
+                # Blocks while the launcher holds the answer (seconds at most).
+                stale = session_id in self._stale
+                self._answers.handle(message, self._sessions.get(session_id), stale=stale)
+            case _:
+                assert_never(message)
+
     def _remember(self, change: Callable[[AppMemory], AppMemory]) -> None:
-        with self._lock:
-            self._memory = change(self._memory)
-            memory = self._memory
+        self._memory = memory = change(self._memory)
         try:
             save_memory(self._memory_path, memory)
         except OSError as error:
             self._warnings.problem("memory", f"cannot save {self._memory_path}: {error}")
+        # The menu shows the change at the next refresh.
         self._changed.set()
-
-    def mark_seen(self, session_id: str) -> None:
-        now = self._env.clock()
-        self._remember(lambda m: replace(m, seen={**m.seen, session_id: now}))
-
-    def dismiss(self, session_id: str) -> None:
-        session = self._sessions.get(session_id)
-        if session is not None and session.running:
-            return
-        self._remember(lambda m: replace(m, dismissed=m.dismissed | {session_id}))
-        self._dismiss_remote([session_id])
-
-    def clear_finished(self) -> None:
-        # A lost host's sessions are left alone: what they show may be long out of date.
-        stale = self._stale
-        ended = {s.id for s in self._sessions.values() if not s.running and s.id not in stale}
-        self._remember(lambda m: replace(m, dismissed=m.dismissed | ended))
-        self._dismiss_remote(sorted(ended))
 
     def _dismiss_remote(self, session_ids: list[str]) -> None:
         """Dismiss remote sessions on their hosts too, one ssh per host, in the
         background: the app's memory already hides them, and a slow host must not hold
-        up the menu."""
+        up the worker."""
         batches: dict[str, list[str]] = {}
         for session_id in session_ids:
             parts = split_remote_id(session_id)
@@ -382,41 +492,22 @@ class TrayApp:
         else:
             self._log.warning("cannot dismiss on %s: %s", host.name, message)
 
-    def copy_message(self, session_id: str) -> None:
-        row = self._row(session_id)
-        if row is None or not row.msg:
-            return
-        self._copy(row.msg)
-
-    def copy_record_message(self, session_id: str, record_id: str) -> None:
-        row = self._row(session_id)
-        message = row.message(record_id) if row is not None else None
-        if message:
-            self._copy(message)
-
-    def _copy(self, text: str) -> None:
-        result = copy_text(text, self._env.environ)
-        if not result.ok:
-            self._log.warning("copy failed: %s", result.message)
-
-    def focus(self, session_id: str) -> None:
+    def _focus_now(self, session_id: str, token: str | None = None) -> None:
         # Focusing runs outside tools with timeouts; the worker does it, so neither the
         # menu's thread nor the notifier's is held up.
-        self._focus_requests.append(session_id)
-        self._changed.set()
-
-    def _focus_now(self, session_id: str) -> None:
         session = self._sessions.get(session_id)
         if session is None:
             return
-        self.mark_seen(session_id)
+        self.handle(MarkSeen(session_id, self._env.clock()))
         parts = split_remote_id(session_id)
         if parts is not None:
             self._focus_remote(parts[0], session)
             return
-        result = focus_session(session.terminal, env=self._env.environ)
+        result = focus_session(session.terminal, env=self._env.environ, activation_token=token)
         if not result.ok:
             self._log.warning("cannot focus %s: %s", session.name, result.message)
+        if self._focus_looks.focused(session, result):
+            self._changed.set()  # the menu says what was left undone
 
     def _focus_remote(self, name: str, session: Session) -> None:
         host = self._host_config(name)
@@ -430,37 +521,6 @@ class TrayApp:
         ok, message = focus_remote(host, *tmux, environ=self._env.environ)
         if not ok:
             self._log.warning("cannot focus %s: %s", session.name, message)
-
-    def pause_hour(self) -> None:
-        until = self._env.clock() + PAUSE_SECONDS
-        self._policy.pause(until)
-        self._remember(lambda m: replace(m, paused_until=until))
-
-    def resume(self) -> None:
-        self._policy.resume()
-        self._remember(lambda m: replace(m, paused_until=None))
-
-    def snooze_hour(self, session_id: str) -> None:
-        self._snooze((session_id,))
-
-    def _snooze(self, session_ids: tuple[str, ...]) -> None:
-        until = self._env.clock() + PAUSE_SECONDS
-        for session_id in session_ids:
-            self._policy.snooze(session_id, until)
-        self._remember(lambda m: snooze(m, session_ids, until))
-
-    def unsnooze(self, session_id: str) -> None:
-        self._policy.unsnooze(session_id)
-        self._remember(lambda m: unsnooze(m, session_id))
-
-    def quit(self) -> None:
-        self._host.stop()
-
-    def _row(self, session_id: str) -> Row | None:
-        overview = self._overview
-        if overview is None:
-            return None
-        return next((row for row in overview.rows if row.session_id == session_id), None)
 
 
 def _open_log(state_dir: Path) -> logging.Logger:
@@ -496,10 +556,21 @@ def run_app(env: Environment) -> int:
         return 0
     log = _open_log(store.directory)
     try:
+        with private_icon_files(store.directory / ICON_FOLDER):
+            return _show_icon(env, config, log)
+    finally:
+        lock.close()
+
+
+def _show_icon(env: Environment, config: Config, log: logging.Logger) -> int:
+    try:
         host = IconHost("tray", None)
     except NoDisplayError as error:
         print(f"tray app: {error}", file=env.stderr)
         return 1
+    # Ended by SIGTERM, the app still cleans up after itself (its icon pictures among
+    # others): GLib's loop wakes for a signal, so the handler runs at once.
+    signal.signal(signal.SIGTERM, lambda _signum, _frame: host.stop())
     backend = host.backend_name()
     log.info("tray backend: %s", backend)
     if backend == "xorg":
@@ -513,11 +584,12 @@ def run_app(env: Environment) -> int:
         config,
         log,
         host,
-        lambda on_click, on_snooze: Notifier("tray", on_click, log, on_snooze),
+        lambda on_click, on_snooze: Notifier(
+            "tray", lambda key: on_click(key, None), log, on_snooze, on_activated=on_click
+        ),
     )
     try:
         host.run(app.start)
     finally:
         app.stop()
-        lock.close()
     return 0

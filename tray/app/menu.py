@@ -8,10 +8,13 @@ their own under a line naming the host, which says so when the host is unreachab
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from tray.app.answer_target import APPROVE_LABEL, DENY_LABEL, AnswerTarget
 from tray.app.overview import ChildRow, HostLine, Overview, Row
+from tray.protocol.records import LASTING
 from tray.remote.sessions import split_remote_id
 from tray.text import cells, clean_text, cut, format_age
 
@@ -31,6 +34,42 @@ NEEDS_YOU = "needs you"
 # Child lines sit in the top-level menu, so the indent is what ties them to their
 # session; the arrow keeps that visible where a menu trims leading spaces.
 CHILD_INDENT = "    ↳ "
+
+
+@dataclass(frozen=True, slots=True)
+class FocusLook:
+    """A session's Focus item: its label ("Focus (kitty: remote control is off)" when
+    it can do nothing), and what the last focus left undone, in lines shown under it."""
+
+    enabled: bool
+    label: str = "Focus"
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class MenuExtras:
+    """What the worker adds to the overview (tray.app.focus_looks, tray.app.away_routing);
+    hashable, so the app can tell when the menu must change."""
+
+    focus: tuple[tuple[str, FocusLook], ...] = ()
+    away_line: str | None = None
+
+
+NO_EXTRAS = MenuExtras()
+Looks = Mapping[str, FocusLook]
+
+
+def focus_look(row: Row, looks: Looks) -> FocusLook:
+    if row.stale:
+        return FocusLook(False)
+    return looks.get(row.session_id) or FocusLook(row.focusable)
+
+
+def _focus_items(pystray_: Any, row: Row, actions: MenuActions, looks: Looks) -> list[Any]:
+    item, sid, look = pystray_.MenuItem, row.session_id, focus_look(row, looks)
+    items = [item(look.label, _run(lambda: actions.focus(sid)), enabled=look.enabled)]
+    items += [item(note, None, enabled=False) for note in look.notes]
+    return items
 
 
 class MenuActions(Protocol):
@@ -61,8 +100,7 @@ class MenuActions(Protocol):
 
     def quit(self) -> None: ...
 
-
-FINISHED = frozenset({"done", "error"})
+    def answer(self, target: AnswerTarget, answer: str) -> None: ...
 
 
 def shorten(text: str, width: int) -> str:
@@ -158,7 +196,7 @@ def _message_items(pystray_: Any, msg: str | None) -> list[Any]:
     ]
 
 
-def _row_items(pystray_: Any, row: Row, actions: MenuActions) -> list[Any]:
+def _row_items(pystray_: Any, row: Row, actions: MenuActions, looks: Looks) -> list[Any]:
     item, sid = pystray_.MenuItem, row.session_id
     if row.snoozed_until is not None:
         snooze = item(UNSNOOZE, _run(lambda: actions.unsnooze(sid)))
@@ -167,7 +205,8 @@ def _row_items(pystray_: Any, row: Row, actions: MenuActions) -> list[Any]:
         snooze = item(SNOOZE, _run(lambda: actions.snooze_hour(sid)), enabled=row.alive)
     return [
         *_message_items(pystray_, row.msg),
-        item("Focus", _run(lambda: actions.focus(sid)), enabled=row.focusable),
+        *_answer_items(pystray_, row.answer, actions),
+        *_focus_items(pystray_, row, actions, looks),
         item("Copy message", _run(lambda: actions.copy_message(sid)), enabled=bool(row.msg)),
         item(
             "Mark seen",
@@ -179,12 +218,26 @@ def _row_items(pystray_: Any, row: Row, actions: MenuActions) -> list[Any]:
     ]
 
 
-def _child_items(pystray_: Any, row: Row, child: ChildRow, actions: MenuActions) -> list[Any]:
+def _answer_items(pystray_: Any, target: AnswerTarget | None, actions: MenuActions) -> list[Any]:
+    """Approve and Deny, for a prompt tray can answer: each names the prompt shown."""
+    if target is None:
+        return []
+    item = pystray_.MenuItem
+    return [
+        item(APPROVE_LABEL, _run(lambda: actions.answer(target, "approve"))),
+        item(DENY_LABEL, _run(lambda: actions.answer(target, "deny"))),
+    ]
+
+
+def _child_items(
+    pystray_: Any, row: Row, child: ChildRow, actions: MenuActions, looks: Looks
+) -> list[Any]:
     item, sid, rid = pystray_.MenuItem, row.session_id, child.record_id
     return [
         *_message_items(pystray_, child.msg),
+        *_answer_items(pystray_, child.answer, actions),
         # A sub-agent has no terminal of its own: Focus raises its session's.
-        item("Focus", _run(lambda: actions.focus(sid)), enabled=row.focusable),
+        *_focus_items(pystray_, row, actions, looks),
         item(
             "Copy message",
             _run(lambda: actions.copy_record_message(sid, rid)),
@@ -193,15 +246,17 @@ def _child_items(pystray_: Any, row: Row, child: ChildRow, actions: MenuActions)
     ]
 
 
-def _session_entries(pystray_: Any, row: Row, actions: MenuActions, now: float) -> list[Any]:
+def _session_entries(
+    pystray_: Any, row: Row, actions: MenuActions, now: float, looks: Looks
+) -> list[Any]:
     item, menu = pystray_.MenuItem, pystray_.Menu
     if row.stale:
         # Greyed out: until its host answers again, nothing can be done with it.
         return [item(stale_line(row), None, enabled=False)]
-    entries = [item(row_header(row, now), menu(*_row_items(pystray_, row, actions)))]
+    entries = [item(row_header(row, now), menu(*_row_items(pystray_, row, actions, looks)))]
     for child in row.children:
         entries.append(
-            item(child_line(child, now), menu(*_child_items(pystray_, row, child, actions)))
+            item(child_line(child, now), menu(*_child_items(pystray_, row, child, actions, looks)))
         )
     if row.more_children:
         entries.append(item(more_line(row.more_children), None, enabled=False))
@@ -213,16 +268,6 @@ def _toggle_pause(actions: MenuActions) -> None:
         actions.resume()
     else:
         actions.pause_hour()
-
-
-def age_marks(overview: Overview, now: float) -> tuple[int, ...]:
-    """Every age the menu shows, in whole minutes: the menu needs rebuilding when one
-    of them moves, even if the overview itself is unchanged."""
-    marks: list[int] = []
-    for row in overview.rows:
-        marks.append(int((now - row.since) // 60))
-        marks.extend(int((now - child.since) // 60) for child in row.children)
-    return tuple(marks)
 
 
 def _groups(overview: Overview) -> list[tuple[HostLine | None, list[Row]]]:
@@ -248,7 +293,9 @@ def _groups(overview: Overview) -> list[tuple[HostLine | None, list[Row]]]:
     return groups
 
 
-def build_menu(overview: Overview, actions: MenuActions, now: float) -> pystray.Menu:
+def build_menu(
+    overview: Overview, actions: MenuActions, now: float, extras: MenuExtras = NO_EXTRAS
+) -> pystray.Menu:
     """The whole tray menu for ``overview``; ages are measured against ``now``.
 
     A left click on the gtk backend runs the default item: it focuses the most urgent
@@ -260,7 +307,10 @@ def build_menu(overview: Overview, actions: MenuActions, now: float) -> pystray.
     item = pystray.MenuItem
     entries: list[Any] = []
     first = overview.rows[0] if overview.rows else None
-    if first is not None and first.focusable:
+    looks = dict(extras.focus)
+    if extras.away_line:
+        entries += [item(extras.away_line, None, enabled=False), pystray.Menu.SEPARATOR]
+    if first is not None and focus_look(first, looks).enabled:
         sid = first.session_id
         entries.append(item("Focus", _run(lambda: actions.focus(sid)), default=True, visible=False))
     if not overview.rows:
@@ -271,9 +321,9 @@ def build_menu(overview: Overview, actions: MenuActions, now: float) -> pystray.
         if host is not None:
             entries.append(item(host_line(host), None, enabled=False))
         for row in rows:
-            entries += _session_entries(pystray, row, actions, now)
+            entries += _session_entries(pystray, row, actions, now, looks)
     finished = any(
-        not row.stale and (row.state in FINISHED or not row.alive) for row in overview.rows
+        not row.stale and (row.state in LASTING or not row.alive) for row in overview.rows
     )
     entries += [
         pystray.Menu.SEPARATOR,

@@ -18,22 +18,26 @@ import contextlib
 import logging
 import sys
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from desktop_notifier import Button, DesktopNotifier, Urgency
 
+from tray.app.activation import ActivationTokens
+from tray.app.answer_target import APPROVE_LABEL, DENY_LABEL, AnswerTarget
+from tray.desktop.bus import NOTIFICATIONS, BusCallError, activate, name_owner
+from tray.desktop.bus import capabilities as bus_capabilities
 from tray.text import clean_text, escape_markup
 
 # desktop-notifier depends on dbus-fast on Linux only; elsewhere it talks to the
 # platform's own notification centre, which renders no markup.
 if sys.platform == "linux":
-    from dbus_fast import Message, MessageType
     from dbus_fast.aio import MessageBus
     from dbus_fast.errors import DBusFastError
 
-SERVER_NAME = "org.freedesktop.Notifications"
-SERVER_PATH = "/org/freedesktop/Notifications"
+SERVER_NAME = NOTIFICATIONS
 
 URGENCIES = {"low": Urgency.Low, "normal": Urgency.Normal, "critical": Urgency.Critical}
 
@@ -43,11 +47,13 @@ DELIVERY_TIMEOUT = 10.0
 # Bounds the backlog while a server is slow; the policy upstream already rate-limits.
 QUEUE_LIMIT = 64
 CLOSE_TIMEOUT = 5.0
-# How long a server started by D-Bus activation may take to claim its name.
-ACTIVATION_TIMEOUT = 10.0
 # The snooze button: its action key on the bus, and its label.
 SNOOZE_ACTION = "snooze"
 SNOOZE_LABEL = "Snooze 1 h"
+# A permission prompt tray can answer gets these two as well (action key, label).
+ANSWER_BUTTONS = (("approve", APPROVE_LABEL), ("deny", DENY_LABEL))
+# Answerable notifications remembered, to withdraw once their prompt is answered.
+SHOWN_KEPT = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +63,7 @@ class _Pending:
     urgency: Urgency
     key: str
     snooze: tuple[str, ...]
+    answer: AnswerTarget | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,10 +86,22 @@ class Notifier:
         on_click: Callable[[str], None],
         log: logging.Logger,
         on_snooze: Callable[[tuple[str, ...]], None] | None = None,
+        on_activated: Callable[[str, str | None], None] | None = None,
     ) -> None:
         self._app_name = app_name
         self._on_click = on_click
+        # Given, it takes each click instead of on_click, with the server's activation
+        # token (tray.app.activation), or None when the server sent none.
+        self._on_activated = on_activated
+        self._tokens = ActivationTokens()
+        self._clicks: set[asyncio.Task[None]] = set()
         self._on_snooze = on_snooze
+        # Set by the app: ``on_answer(target, "approve" | "deny")`` for the Approve and
+        # Deny buttons, on the notifier's thread.
+        self.on_answer: Callable[[AnswerTarget, str], None] | None = None
+        # prompt -> the ids of its notifications still up (notifier's thread only)
+        self._shown: OrderedDict[AnswerTarget, list[str]] = OrderedDict()
+        self._withdrawals: set[asyncio.Task[None]] = set()
         self._log = log
         self._desktop = self._new_desktop_notifier()
         self._bus: MessageBus | None = None
@@ -95,15 +114,22 @@ class Notifier:
         self._thread = threading.Thread(target=self._run, name="tray-notifier", daemon=True)
         self._thread.start()
 
-    def send(
-        self, title: str, body: str, urgency: str, key: str, snooze: Sequence[str] = ()
+    def send(  # noqa: PLR0917 - positional, as it always could be
+        self,
+        title: str,
+        body: str,
+        urgency: str,
+        key: str,
+        snooze: Sequence[str] = (),
+        answer: AnswerTarget | None = None,
     ) -> None:
         """Queue one notification; returns at once and never raises for delivery trouble.
 
         ``urgency`` is "low", "normal" or "critical". ``key`` never leaves the process:
         it only comes back through ``on_click``. With ``snooze`` (session ids) and an
         ``on_snooze``, the notification has a "Snooze 1 h" button that hands those ids
-        to ``on_snooze``; they never leave the process either.
+        to ``on_snooze``; they never leave the process either. With ``answer`` and an
+        ``on_answer``, it also has "Approve" and "Deny", which hand the target back.
         """
         level = URGENCIES.get(urgency)
         if level is None:
@@ -111,7 +137,9 @@ class Notifier:
         if self._closed:
             self._log.debug("notifier closed; dropping a notification")
             return
-        pending = _Pending(clean_text(title), clean_text(body), level, key, tuple(snooze))
+        pending = _Pending(
+            clean_text(title), clean_text(body), level, key, tuple(snooze), answer=answer
+        )
         try:
             self._loop.call_soon_threadsafe(self._enqueue, pending)
         except RuntimeError:  # the loop closed between the check and the call
@@ -169,7 +197,7 @@ class Notifier:
         server = await self._find_server()
         body = escape_markup(pending.body) if server.markup else pending.body
         dispatched: list[bool] = []
-        buttons = []
+        buttons = self._answer_buttons(pending.answer)
         if pending.snooze and self._on_snooze is not None:
             # A fixed identifier, not desktop-notifier's random one: the action key is
             # what the server and any script driving it see.
@@ -180,7 +208,7 @@ class Notifier:
                     identifier=SNOOZE_ACTION,
                 )
             )
-        await self._desktop.send(
+        identifier = await self._desktop.send(
             pending.title,
             body,
             urgency=pending.urgency,
@@ -194,9 +222,64 @@ class Notifier:
             _release(self._desktop)
             self._desktop = self._new_desktop_notifier()
             raise _NoServerError("the notification server refused the notification")
+        if pending.answer is not None:
+            self._note_shown(pending.answer, identifier)
         if self._outage:
             self._outage = False
             self._log.info("a notification server is back; notifications resume")
+
+    # Answering: the buttons, and withdrawing a prompt's notifications once answered.
+
+    def _answer_buttons(self, target: AnswerTarget | None) -> list[Button]:
+        on_answer = self.on_answer
+        if target is None or on_answer is None:
+            return []
+        return [
+            Button(
+                label,
+                on_pressed=partial(self._answered, on_answer, target, action),
+                identifier=action,
+            )
+            for action, label in ANSWER_BUTTONS
+        ]
+
+    def _answered(
+        self, on_answer: Callable[[AnswerTarget, str], None], target: AnswerTarget, answer: str
+    ) -> None:
+        try:
+            on_answer(target, answer)
+        except Exception:
+            self._log.exception("handling a notification's %s failed", answer)
+
+    def _note_shown(self, target: AnswerTarget, identifier: str) -> None:
+        self._shown.setdefault(target, []).append(identifier)
+        self._shown.move_to_end(target)
+        while len(self._shown) > SHOWN_KEPT:
+            self._shown.popitem(last=False)
+
+    def withdraw(self, target: AnswerTarget) -> None:
+        """Close the notifications shown for this prompt (its first ping, reminders);
+        safe from any thread, and a no-op for those already closed."""
+        if self._closed:
+            return
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+            self._loop.call_soon_threadsafe(self._start_withdraw, target)
+
+    def _start_withdraw(self, target: AnswerTarget) -> None:
+        identifiers = self._shown.pop(target, [])
+        if identifiers:
+            task = self._loop.create_task(self._withdraw(identifiers))
+            self._withdrawals.add(task)  # kept alive until done
+            task.add_done_callback(self._withdrawals.discard)
+
+    async def _withdraw(self, identifiers: list[str]) -> None:
+        for identifier in identifiers:
+            try:
+                await asyncio.wait_for(self._desktop.clear(identifier), DELIVERY_TIMEOUT)
+            except (KeyError, TimeoutError):
+                pass  # closed already (a button press closes it), or a server gone quiet
+            except Exception:
+                self._log.exception("withdrawing a notification failed")
 
     def _lost(self, reason: str) -> None:
         self._server = None
@@ -207,8 +290,19 @@ class Notifier:
             self._log.debug("notification dropped: %s", reason)
 
     def _clicked(self, key: str) -> None:
+        if self._on_activated is not None:
+            task = self._loop.create_task(self._activated(key, self._on_activated))
+            self._clicks.add(task)
+            task.add_done_callback(self._clicks.discard)
+            return
         try:
             self._on_click(key)
+        except Exception:
+            self._log.exception("handling a notification click failed")
+
+    async def _activated(self, key: str, handler: Callable[[str, str | None], None]) -> None:
+        try:
+            handler(key, await self._tokens.take())
         except Exception:
             self._log.exception("handling a notification click failed")
 
@@ -229,9 +323,9 @@ class Notifier:
             return _Server(owner="", markup=False)
         try:
             bus = await self._connect()
-            owner = await _name_owner(bus)
-            if owner is None and await _activate(bus):
-                owner = await _name_owner(bus)
+            owner = await name_owner(bus, SERVER_NAME)
+            if owner is None and await activate(bus, SERVER_NAME):
+                owner = await name_owner(bus, SERVER_NAME)
             if owner is None:
                 raise _NoServerError(f"no notification server ({SERVER_NAME}) on the session bus")
             if self._server is None or self._server.owner != owner:
@@ -239,6 +333,8 @@ class Notifier:
                 # Unknown capabilities: escaping is the safe guess.
                 markup = capabilities is None or "body-markup" in capabilities
                 self._server = _Server(owner, markup)
+            if self._on_activated is not None:
+                await self._tokens.watch(bus, owner)
         # KeyError: no bus address and no HOME to look one up in.
         except (OSError, EOFError, KeyError, ValueError, DBusFastError) as problem:
             self._disconnect()
@@ -251,6 +347,7 @@ class Notifier:
         return self._bus
 
     def _disconnect(self) -> None:
+        self._tokens.forget()
         if self._bus is not None:
             self._bus.disconnect()
             self._bus = None
@@ -269,56 +366,8 @@ def _release(desktop: DesktopNotifier) -> None:
         bus.disconnect()
 
 
-async def _name_owner(bus: MessageBus) -> str | None:
-    reply = await bus.call(
-        Message(
-            destination="org.freedesktop.DBus",
-            path="/org/freedesktop/DBus",
-            interface="org.freedesktop.DBus",
-            member="GetNameOwner",
-            signature="s",
-            body=[SERVER_NAME],
-        )
-    )
-    if reply.message_type is MessageType.ERROR:
-        return None
-    return str(reply.body[0])
-
-
-async def _activate(bus: MessageBus) -> bool:
-    """Ask the bus to start a server it knows how to start (D-Bus activation).
-
-    Under a desktop without a resident server (i3 with dunst installed, say), the bus
-    starts one on the first notification; asking first must not skip that.
-    """
-    try:
-        reply = await asyncio.wait_for(
-            bus.call(
-                Message(
-                    destination="org.freedesktop.DBus",
-                    path="/org/freedesktop/DBus",
-                    interface="org.freedesktop.DBus",
-                    member="StartServiceByName",
-                    signature="su",
-                    body=[SERVER_NAME, 0],
-                )
-            ),
-            ACTIVATION_TIMEOUT,
-        )
-    except TimeoutError:
-        return False
-    return reply.message_type is not MessageType.ERROR
-
-
 async def _capabilities(bus: MessageBus, owner: str) -> frozenset[str] | None:
-    reply = await bus.call(
-        Message(
-            destination=owner,
-            path=SERVER_PATH,
-            interface=SERVER_NAME,
-            member="GetCapabilities",
-        )
-    )
-    if reply.message_type is MessageType.ERROR:
+    try:
+        return frozenset(await bus_capabilities(bus, owner))
+    except BusCallError:
         return None
-    return frozenset(str(name) for name in reply.body[0])

@@ -7,6 +7,9 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
+from tray.answering import DEFAULT_SETTINGS, AnswerSettings
+from tray.app.answer_target import AnswerTarget, target_for
+from tray.labels import REMOTE_PANE_KEY, session_label
 from tray.protocol.records import LASTING, Record
 from tray.protocol.report import URGENCY
 from tray.session import Session
@@ -14,12 +17,6 @@ from tray.text import clean_text
 
 IconState = Literal["calm", "working", "done", "error", "blocked"]
 
-FINISHED: Final = frozenset({"done", "error"})
-# Where a remote session's tmux pane and socket are kept (tray.remote.sessions): keys of
-# their own, so the local focus code, which reads TMUX and TMUX_PANE, never takes them
-# for a pane on this machine.
-REMOTE_PANE_KEY: Final = "REMOTE_TMUX_PANE"
-REMOTE_SOCKET_KEY: Final = "REMOTE_TMUX_SOCKET"
 # Terminal facts that let the tray raise the session: locally, or over ssh.
 FOCUS_KEYS: Final = ("TMUX_PANE", "WINDOWID", REMOTE_PANE_KEY)
 # Attention a program asks for by ringing: it wants the person at the keyboard. A
@@ -54,6 +51,7 @@ class ChildRow:
     progress: int | None
     msg: str | None
     since: float  # when the record began saying what it says now
+    answer: AnswerTarget | None = None  # its prompt, when tray can approve or deny it
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +75,7 @@ class Row:
     more_children: int = 0  # the ones left out of ``children``
     # On a host that cannot be reached: shown as last seen, and counting for nothing.
     stale: bool = False
+    answer: AnswerTarget | None = None  # the lead prompt, when tray can approve or deny it
 
     def message(self, record_id: str = "") -> str | None:
         """The message the menu shows for the session (``""``) or one shown child."""
@@ -113,27 +112,6 @@ def lead_record(session: Session) -> Record | None:
     if not leaders:
         return None
     return max(leaders, key=lambda r: r.updated_at)
-
-
-def session_app(session: Session) -> str | None:
-    root = next((r for r in session.records if r.id == ""), None)
-    if root is not None and root.app:
-        return root.app
-    return next((r.app for r in session.records if r.app), None)
-
-
-def session_label(session: Session) -> str:
-    """``--name`` when given, else "app · directory", else the derived name (with the
-    directory a program reported by OSC 7); one clean line."""
-    if session.name_given:
-        return clean_text(session.name) or session.id
-    app = session_app(session)
-    directory = clean_text(session.cwd.rstrip("/").rsplit("/", 1)[-1])
-    if app is None:
-        name = clean_text(session.name) or session.id
-        # A shell that says where it is (OSC 7) is known by that place, as an agent is.
-        return f"{name} · {directory}" if session.cwd_reported and directory else name
-    return f"{app} · {directory}" if directory else app
 
 
 def estimated_since(session: Session) -> float:
@@ -187,7 +165,7 @@ class StateSince:
 
 
 def _unseen(state: str | None, since: float, seen_until: float) -> bool:
-    return state in FINISHED and since > seen_until
+    return state in LASTING and since > seen_until
 
 
 def _record_since(record: Record) -> float:
@@ -204,7 +182,9 @@ def _optional_text(text: str | None) -> str | None:
     return (clean_text(text) or None) if text else None
 
 
-def child_rows(session: Session) -> tuple[tuple[ChildRow, ...], int]:
+def child_rows(
+    session: Session, answering: AnswerSettings = DEFAULT_SETTINGS
+) -> tuple[tuple[ChildRow, ...], int]:
     """The session's child records, most urgent first and at most CHILDREN_SHOWN of
     them, and how many were left out. A session whose program is gone keeps only the
     records that outlive it, as its state does."""
@@ -221,6 +201,7 @@ def child_rows(session: Session) -> tuple[tuple[ChildRow, ...], int]:
             progress=r.progress,
             msg=_optional_text(r.msg),
             since=_record_since(r),
+            answer=target_for(session, r, answering),
         )
         for r in records[:CHILDREN_SHOWN]
     )
@@ -257,6 +238,7 @@ def build_row(
     now: float,
     *,
     stale: bool = False,
+    answering: AnswerSettings = DEFAULT_SETTINGS,
 ) -> Row:
     """The session's menu row. A ``stale`` one (its host is lost) keeps what it last
     said, but nothing in it can be acted on or asks for anyone: it may have moved on."""
@@ -268,7 +250,7 @@ def build_row(
     msg = clean_text(leader.msg) if leader is not None and leader.msg else None
     seen_until = memory.seen.get(session.id, -math.inf)
     snoozed = memory.snoozed.get(session.id)
-    children, more = child_rows(session)
+    children, more = child_rows(session, AnswerSettings(False) if stale else answering)
     return Row(
         session_id=session.id,
         label=session_label(session),
@@ -286,6 +268,7 @@ def build_row(
         children=children,
         more_children=more,
         stale=stale,
+        answer=None if stale or state != "blocked" else target_for(session, leader, answering),
     )
 
 
@@ -305,7 +288,7 @@ def _live_rank(row: Row) -> int:
         return 3
     if row.state == "done" and row.unseen:
         return 4
-    if row.state in FINISHED:
+    if row.state in LASTING:
         return 5
     if row.state == "idle":
         return 6
@@ -330,6 +313,7 @@ def build_overview(
     *,
     stale: Collection[str] = frozenset(),
     hosts: Sequence[HostLine] = (),
+    answering: AnswerSettings = DEFAULT_SETTINGS,
 ) -> Overview:
     """Dismissed sessions are left out entirely. ``since`` comes from :class:`StateSince`;
     a session missing from it falls back to :func:`estimated_since`. Snoozes come from
@@ -341,7 +325,7 @@ def build_overview(
     rows = tuple(
         sorted(
             (
-                build_row(s, memory, since, now, stale=s.id in stale)
+                build_row(s, memory, since, now, stale=s.id in stale, answering=answering)
                 for s in sessions
                 if s.id not in memory.dismissed
             ),

@@ -1,5 +1,6 @@
-"""Pure: when the app refreshes, and when a changed menu goes to the tray, so that a
-storm of file changes costs a few refreshes and fewer menu rebuilds.
+"""Pure: what one refresh of the app does (:class:`Refresh`), when the app refreshes,
+and when a changed menu goes to the tray, so that a storm of file changes costs a few
+refreshes and fewer menu rebuilds.
 
 Launchers rewrite their files up to ten times a second each; twenty busy sessions would
 otherwise mean two hundred full refreshes a second, and a menu rebuilt for each. Both
@@ -10,17 +11,31 @@ still reaches the icon, the menu and the policy without delay.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
+
+from tray.answering import DEFAULT_SETTINGS, AnswerSettings
+from tray.app.memory import forget_missing
+from tray.app.observe import observe
+from tray.app.overview import AppMemory, Overview, StateSince, build_overview
+from tray.app.policy import NotificationPolicy
+from tray.app.remote import OldNews, kept_ids, remote_view
+from tray.app.wording import Ping
+from tray.remote.hosts import HostConfig
+from tray.remote.link import HostStatus
+from tray.remote.sessions import RemoteState
+from tray.session import Session
 
 # Short enough that a ping or a new icon never seems late, long enough that a busy
 # directory costs a handful of refreshes a second.
 REFRESH_INTERVAL = 0.25
 # A menu whose only change is its text (a message, a percentage, an age) is rebuilt at
 # most this often: the backend rebuilds every item of it, which costs far more than a
-# refresh, and a message a second old is as good to read as a new one.
-MENU_TEXT_PERIOD = 1.0
+# refresh, and a message two seconds old is as good to read as a new one. (1.0 cost a
+# busy app, twenty sessions each reporting 100 times a second, ~28% more CPU.)
+MENU_TEXT_PERIOD = 2.0
 
 _NOTHING: Hashable = object()
 
@@ -131,17 +146,125 @@ def menu_text(menu: Any) -> tuple[ItemLook, ...]:
     """
     if not menu:
         return ()
-    return tuple(
-        ItemLook(
-            str(item.text),
-            (
-                bool(item.enabled),
-                bool(item.visible),
-                bool(item.default),
-                item.checked,
-                bool(item.radio),
-            ),
-            menu_text(item.submenu) if item.submenu else None,
+    looks: list[ItemLook] = []
+    for item in menu.items:
+        submenu = item.submenu
+        # Read once: every look at a pystray menu's truth walks all its items again.
+        inner = menu_text(submenu) if submenu is not None else ()
+        flags = (
+            bool(item.enabled),
+            bool(item.visible),
+            bool(item.default),
+            item.checked,
+            bool(item.radio),
         )
-        for item in menu.items
+        looks.append(ItemLook(str(item.text), flags, inner or None))
+    return tuple(looks)
+
+
+@dataclass(frozen=True, slots=True)
+class HostNews:
+    """What the hosts' links handed over: each host's latest sessions and link health,
+    and the first document of each host heard from since the last refresh."""
+
+    states: Mapping[str, RemoteState] = field(default_factory=dict)
+    statuses: Mapping[str, HostStatus] = field(default_factory=dict)
+    first: Sequence[RemoteState] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """One refresh's outcome, for the worker to show and send."""
+
+    overview: Overview
+    memory: AppMemory  # with the marks of vanished sessions dropped
+    sessions: Mapping[str, Session]  # every session by id, dismissed ones too
+    stale: frozenset[str]  # a lost host's sessions
+    pings: Sequence[Ping]
+
+
+class Refresh:
+    """One pass of the worker, fed the sessions read and a clock reading: the sessions
+    kept, the overview the icon and menu show, and the pings due.
+
+    It owns what must carry over between passes (when each state began, a host's old
+    news) and drives the policy; the worker reads the files, shows and sends.
+    """
+
+    def __init__(
+        self,
+        hosts: Sequence[HostConfig],
+        keep_ended: float,
+        policy: NotificationPolicy,
+        *,
+        localtime: Callable[[float], time.struct_time] = time.localtime,
+        answering: AnswerSettings = DEFAULT_SETTINGS,
+    ) -> None:
+        self.policy = policy
+        self._answering = answering  # which prompts the menu and pings offer to answer
+        self._hosts = hosts
+        self._keep_ended = keep_ended
+        self._localtime = localtime
+        self._since = StateSince()
+        self._old_news = OldNews()
+
+    def run(self, local: Sequence[Session], news: HostNews, memory: AppMemory, now: float) -> Shown:
+        keep_ended = self._keep_ended
+        sessions = [s for s in local if s.alive or now - s.updated_at <= keep_ended]
+        view = remote_view(
+            self._hosts, news.states, news.statuses, now, keep_ended, localtime=self._localtime
+        )
+        sessions += view.sessions
+        for state in news.first:
+            self._old_news.note(state, now)
+        present = {s.id for s in sessions}
+        self._old_news.keep(present)
+        memory = forget_missing(memory, kept_ids(memory, present, view.waiting), now)
+        shown = [s for s in sessions if s.id not in memory.dismissed]
+        since = self._since.update(shown, now)
+        overview = build_overview(
+            shown,
+            memory,
+            since,
+            now,
+            stale=view.stale,
+            hosts=view.hosts,
+            answering=self._answering,
+        )
+        labels = {row.session_id: row.label for row in overview.rows}
+        self.policy.set_unreachable(view.stale)
+        # Every prompt (child records too) and every request for attention.
+        observations = [o for s in shown for o in observe(s, labels[s.id], now, self._answering)]
+        self.policy.update(self._old_news.quiet(observations))
+        pings = self.policy.due()
+        return Shown(overview, memory, {s.id: s for s in sessions}, view.stale, pings)
+
+
+def age_marks(overview: Overview, now: float) -> tuple[int, ...]:
+    """Every age the menu shows, sessions' and children's, in whole minutes: the menu
+    needs rebuilding when one of them moves, even if the overview itself is unchanged."""
+    marks: list[int] = []
+    for row in overview.rows:
+        marks.append(int((now - row.since) // 60))
+        marks.extend(int((now - child.since) // 60) for child in row.children)
+    return tuple(marks)
+
+
+def shown_key(overview: Overview, paused: bool, now: float) -> Hashable:
+    """Equal for two refreshes that show the same menu: the worker skips the second."""
+    return (overview, paused, age_marks(overview, now))
+
+
+def menu_outline(overview: Overview, paused: bool) -> Hashable:
+    """What must reach the menu at once (see :class:`MenuPacer`). The session ids are in
+    it also because two sessions with the same words can swap places, and their actions
+    must follow."""
+    return (
+        overview.icon_state,
+        overview.blocked_count,
+        paused,
+        tuple(
+            (row.session_id, row.state, row.alive, row.unseen, row.stale) for row in overview.rows
+        ),
+        overview.hosts,
     )

@@ -3,19 +3,19 @@
 The links (:mod:`tray.remote.link`) hand the app each host's latest sessions and link
 health; :func:`remote_view` turns those into sessions beside the local ones, with a lost
 host's as last seen, and :class:`OldNews` keeps a host's first document from pinging
-about what had finished before anyone here was looking; :class:`Hush` keeps a lost
-host's sessions from pinging until it is back.
+about what had finished before anyone here was looking. A lost host's sessions are kept
+from pinging by the policy itself (:meth:`NotificationPolicy.set_unreachable`).
 """
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from tray.app.overview import FINISHED, AppMemory, HostLine
-from tray.app.policy import NotificationPolicy, Observation, observe_session
+from tray.app.observe import Observation, observe_session
+from tray.app.overview import AppMemory, HostLine
+from tray.protocol.records import LASTING
 from tray.remote.hosts import HostConfig
 from tray.remote.link import HostStatus
 from tray.remote.sessions import RemoteState, mark_stale, split_remote_id
@@ -104,7 +104,7 @@ class OldNews:
         for session in state.sessions:
             if session.attention:
                 self._seq[session.id] = max(a.seq for a in session.attention)
-            if session.state in FINISHED:
+            if session.state in LASTING:
                 self._finished[session.id] = _occurrence(observe_session(session, "", now))
 
     def quiet(self, observations: Iterable[Observation]) -> list[Observation]:
@@ -132,30 +132,4 @@ class OldNews:
         self._seq = {k: v for k, v in self._seq.items() if k in present}
 
 
-class Hush:
-    """Keeps a lost host's sessions from pinging, reminders included.
-
-    They stay in the policy's snapshots, so that it still knows which prompts it has
-    told about: when the host is back, those stay quiet and the others ping once. A
-    snooze without end holds them meanwhile, and the user's own comes back after.
-    """
-
-    def __init__(self) -> None:
-        self._hushed: frozenset[str] = frozenset()
-
-    def apply(
-        self, policy: NotificationPolicy, stale: frozenset[str], memory: AppMemory, now: float
-    ) -> None:
-        for session_id in stale:
-            # Again every time: a snooze from a notification's button would end it.
-            if policy.snoozed_until(session_id) != math.inf:
-                policy.snooze(session_id, math.inf)
-        for session_id in self._hushed - stale:
-            policy.unsnooze(session_id)
-            until = memory.snoozed.get(session_id)
-            if until is not None and until > now:
-                policy.snooze(session_id, until)
-        self._hushed = stale
-
-
-__all__ = ["Hush", "OldNews", "RemoteView", "kept_ids", "remote_view"]
+__all__ = ["OldNews", "RemoteView", "kept_ids", "remote_view"]

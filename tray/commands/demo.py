@@ -256,3 +256,26 @@ def main(argv: Sequence[str]) -> int:
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``tray demo``'s options, whose help shows the defaults above."""
+    parser.add_argument(
+        "--step-seconds",
+        metavar="SECONDS",
+        type=parse_seconds,
+        default=DEFAULT_STEP_SECONDS,
+        help=f"how long each working step lasts (default: {DEFAULT_STEP_SECONDS:g})",
+    )
+    parser.add_argument(
+        "--blocked-seconds",
+        metavar="SECONDS",
+        type=parse_seconds,
+        default=DEFAULT_BLOCKED_SECONDS,
+        help="how long the permission waits for Enter before approving itself "
+        f"(default: {DEFAULT_BLOCKED_SECONDS:g})",
+    )
+
+
+def command(args: argparse.Namespace, env: Environment) -> int:
+    return run_demo(env, args.step_seconds, args.blocked_seconds)

@@ -3,22 +3,22 @@
 One line per check: ``ok``, ``warn`` or ``FAIL``, what was found, and the fix when there is
 one. The exit status is 1 when something the main job cannot do without is missing.
 
-Anything that can hang or crash on a broken desktop (importing pystray, connecting to X)
-runs in a child process with a timeout; the session bus is asked with a timeout too.
-Each ``[[hosts]]`` entry gets a line of its own: one ``tray --version`` over ssh, all
-hosts at once, each with a timeout.
+The probes live in :mod:`tray.desktop`: anything that can hang or crash on a broken
+desktop (importing pystray, connecting to X) runs in a child process with a timeout; the
+session bus is asked with a timeout too. Each ``[[hosts]]`` entry gets a line of its
+own: one ``tray --version`` over ssh, all hosts at once, each with a timeout.
+
+Every check is one function of :class:`Facts` in :data:`CHECKS`, in the order printed;
+a new check is one more function there.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import json
 import os
 import re
 import select
 import stat
-import subprocess
 import sys
 import termios
 import time
@@ -26,31 +26,23 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 from tray.app.instance import app_lock_held
 from tray.config import Config, ConfigError, load_config
+from tray.desktop.bus import NOTIFICATIONS, BusFacts, bus_facts, describe
+from tray.desktop.check import Check, Status
+from tray.desktop.probes import BACKEND_PROBE, GTK_FIX, X_PROBE, Probe, has_desktop_services
+from tray.desktop.tray_host import check_tray_host
 from tray.environment import Environment
+from tray.fdio import write_all
 from tray.launcher.terminal import RawMode
 from tray.remote.hosts import HostConfig
 from tray.store import StateStore
 from tray.text import clean_text
 
-Status = Literal["ok", "warn", "FAIL"]
-
-PROBE_TIMEOUT: Final = 10.0
-BUS_TIMEOUT: Final = 5.0
 TERMINAL_TIMEOUT: Final = 1.0
-
-NOTIFICATIONS: Final = "org.freedesktop.Notifications"
-NOTIFICATIONS_PATH: Final = "/org/freedesktop/Notifications"
-SNI_WATCHER: Final = "org.kde.StatusNotifierWatcher"
 _CAPABILITIES: Final = ("body", "body-markup", "actions")
-
-GTK_FIX: Final = (
-    "pip install 'tray[gtk]' (PyGObject) and the system package "
-    "gir1.2-ayatanaappindicator3-0.1 (AppIndicator)"
-)
 
 # What each pystray backend can do, as seen under Xvfb (see the project's desktop notes).
 _BACKENDS: Final[dict[str, tuple[Status, str]]] = {
@@ -63,201 +55,14 @@ _BACKENDS: Final[dict[str, tuple[Status, str]]] = {
 }
 _XEMBED_ONLY: Final = frozenset({"xorg", "gtk"})
 
-# Run with ``python -c`` in a child process: pystray picks its backend while importing, and
-# importing can raise an Xlib error or hang on a broken display.
-_BACKEND_PROBE: Final = """
-import json, sys
-try:
-    import pystray
-except BaseException as error:
-    kind = type(error)
-    print(json.dumps({"error": "%s.%s: %s" % (kind.__module__, kind.__name__, error)}))
-else:
-    name = "unknown"
-    for candidate in ("appindicator", "gtk", "xorg", "darwin", "win32", "dummy"):
-        module = sys.modules.get("pystray._" + candidate)
-        if module is not None and getattr(module, "Icon", None) is pystray.Icon:
-            name = candidate
-            break
-    print(json.dumps({"backend": name}))
-"""
-
-_X_PROBE: Final = """
-import json
-try:
-    from Xlib import display
-    connection = display.Display()
-    screen = connection.get_default_screen()
-    selection = "_NET_SYSTEM_TRAY_S%d" % screen
-    owner = connection.get_selection_owner(connection.intern_atom(selection))
-    owner = owner if isinstance(owner, int) else owner.id
-    connection.close()
-    print(json.dumps({"selection": selection, "owner": owner}))
-except BaseException as error:
-    print(json.dumps({"error": "%s: %s" % (type(error).__name__, error)}))
-"""
-
 # The 7501 answer (BEL or ST terminated) and the DA1 answer, ESC [ ? Ps ; ... c.
 _OSC_ANSWER: Final = re.compile(rb"\x1b\]7501;\?(?:\x07|\x1b\\)")
 _DA1_ANSWER: Final = re.compile(rb"\x1b\[\?[0-9;]*c")
 TERMINAL_QUERY: Final = b"\x1b]7501;?\x07\x1b[c"
 
 
-@dataclass(frozen=True, slots=True)
-class Check:
-    status: Status
-    name: str
-    found: str
-    fix: str | None = None
-
-    def line(self) -> str:
-        text = f"{self.status:<4} {self.name}: {self.found}"
-        return f"{text}; fix: {self.fix}" if self.fix else text
-
-
-# -- probes in child processes ------------------------------------------------------------
-
-
-class _Probe:
-    """A ``python -c`` child that prints one JSON object; started now, read later."""
-
-    def __init__(self, code: str, environ: Mapping[str, str]) -> None:
-        self._started = time.monotonic()
-        self._error: str | None = None
-        self._proc: subprocess.Popen[str] | None = None
-        try:
-            self._proc = subprocess.Popen(
-                [sys.executable, "-c", code],
-                env=dict(environ),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-                errors="replace",
-                start_new_session=True,  # never a reader on the user's terminal
-            )
-        except OSError as error:
-            self._error = f"cannot run {sys.executable}: {error.strerror or error}"
-
-    def result(self) -> dict[str, Any]:
-        if self._proc is None:
-            return {"error": self._error}
-        remaining = max(0.0, PROBE_TIMEOUT - (time.monotonic() - self._started))
-        try:
-            out, err = self._proc.communicate(timeout=remaining)
-        except subprocess.TimeoutExpired:
-            self._proc.kill()
-            self._proc.communicate()
-            return {"error": f"no answer within {PROBE_TIMEOUT:.0f} s (hung)", "hung": True}
-        lines = out.strip().splitlines()
-        if lines:
-            with contextlib.suppress(ValueError):
-                document = json.loads(lines[-1])
-                if isinstance(document, dict):
-                    return document
-        last = (err.strip().splitlines() or [f"exit status {self._proc.returncode}"])[-1]
-        return {"error": last}
-
-
-# -- the session bus ----------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class BusFacts:
-    error: str | None = None  # the bus itself cannot be reached
-    watcher: bool = False
-    server: tuple[str, str, str, str] | None = None  # name, vendor, version, spec version
-    capabilities: tuple[str, ...] | None = None
-    server_error: str | None = None
-    activatable: bool = False
-
-
-def bus_facts(environ: Mapping[str, str]) -> BusFacts:
-    address = environ.get("DBUS_SESSION_BUS_ADDRESS")
-    if not address:
-        return BusFacts(error="DBUS_SESSION_BUS_ADDRESS is not set")
-    try:
-        return asyncio.run(asyncio.wait_for(_ask_bus(address), BUS_TIMEOUT))
-    except TimeoutError:
-        return BusFacts(error=f"the session bus did not answer within {BUS_TIMEOUT:.0f} s")
-    except Exception as error:  # any failure to connect means the same to the user
-        return BusFacts(error=_describe(error))
-
-
-async def _ask_bus(address: str) -> BusFacts:
-    from dbus_fast.aio import MessageBus  # noqa: PLC0415  (Linux only)
-
-    bus = await MessageBus(bus_address=address).connect()
-    try:
-        watcher = bool((await _call(bus, "NameHasOwner", "s", [SNI_WATCHER]))[0])
-        try:
-            owner = str((await _call(bus, "GetNameOwner", "s", [NOTIFICATIONS]))[0])
-        except _CallError:
-            names = (await _call(bus, "ListActivatableNames", "", []))[0]
-            return BusFacts(watcher=watcher, activatable=NOTIFICATIONS in names)
-        try:
-            info = await _call(bus, "GetServerInformation", "", [], owner)
-            capabilities = (await _call(bus, "GetCapabilities", "", [], owner))[0]
-        except _CallError as error:
-            return BusFacts(watcher=watcher, server_error=str(error))
-        name, vendor, version, spec = (clean_text(str(part)) for part in [*info, "", "", ""][:4])
-        return BusFacts(
-            watcher=watcher,
-            server=(name, vendor, version, spec),
-            capabilities=tuple(clean_text(str(name)) for name in capabilities),
-        )
-    finally:
-        bus.disconnect()
-
-
-class _CallError(Exception):
-    """A D-Bus call answered with an error."""
-
-
-async def _call(
-    bus: Any, member: str, signature: str, body: list[Any], destination: str | None = None
-) -> list[Any]:
-    from dbus_fast import Message, MessageType  # noqa: PLC0415  (Linux only)
-
-    if destination is None:
-        message = Message(
-            destination="org.freedesktop.DBus",
-            path="/org/freedesktop/DBus",
-            interface="org.freedesktop.DBus",
-            member=member,
-            signature=signature,
-            body=body,
-        )
-    else:
-        message = Message(
-            destination=destination,
-            path=NOTIFICATIONS_PATH,
-            interface=NOTIFICATIONS,
-            member=member,
-        )
-    reply = await bus.call(message)
-    if reply.message_type is MessageType.ERROR:
-        detail = reply.body[0] if reply.body else ""
-        raise _CallError(clean_text(f"{reply.error_name}: {detail}"))
-    return list(reply.body)
-
-
-# -- the checks ---------------------------------------------------------------------------
-
-
-def _describe(error: BaseException) -> str:
-    if isinstance(error, OSError) and error.strerror:
-        return clean_text(error.strerror)
-    return clean_text(str(error) or type(error).__name__)
-
-
-def _has_desktop_services() -> bool:
-    """Whether icons and notifications go through X11/Wayland and D-Bus here."""
-    return sys.platform not in ("darwin", "win32")
-
-
 def check_display(environ: Mapping[str, str], x_facts: dict[str, Any] | None) -> Check:
-    if not _has_desktop_services():
+    if not has_desktop_services():
         return Check("ok", "display", f"not needed on {sys.platform}")
     x_name = environ.get("DISPLAY", "")
     wayland = environ.get("WAYLAND_DISPLAY", "")
@@ -311,51 +116,8 @@ def check_backend(probe: dict[str, Any], environ: Mapping[str, str]) -> Check:
     return Check(status, "tray backend", f"{name} ({source}): {ability}", fix)
 
 
-def check_tray_host(x_facts: dict[str, Any] | None, bus: BusFacts, backend: str | None) -> Check:
-    if not _has_desktop_services():
-        return Check("ok", "tray host", f"the system's own on {sys.platform}")
-    owner = x_facts.get("owner") if x_facts is not None else None
-    xembed = isinstance(owner, int) and owner != 0
-    hosts = []
-    if bus.watcher:
-        hosts.append(f"StatusNotifierItem host ({SNI_WATCHER})")
-    if xembed and x_facts is not None:
-        hosts.append(f"XEmbed tray ({x_facts['selection']} owned by window {owner:#x})")
-    if not hosts:
-        if bus.error:
-            sni = f"cannot ask the session bus for a {SNI_WATCHER} ({bus.error})"
-        else:
-            sni = f"no {SNI_WATCHER} on the session bus"
-        xembed_part = "no XEmbed tray"
-        if x_facts is None or "error" in x_facts:
-            xembed_part += " (no X display to look on)"
-        found = f"none: {sni}, and {xembed_part}"
-        return Check(
-            "FAIL",
-            "tray host",
-            found,
-            "run a panel with a system tray (your desktop's panel, or trayer); on GNOME, "
-            "enable the AppIndicator extension",
-        )
-    if backend in _XEMBED_ONLY and not xembed:
-        return Check(
-            "FAIL",
-            "tray host",
-            f"only a {hosts[0]}, which the {backend} backend cannot use",
-            f"{GTK_FIX}: AppIndicator speaks StatusNotifierItem",
-        )
-    return Check("ok", "tray host", " and ".join(hosts))
-
-
-def find_tray_host(environ: Mapping[str, str], backend: str | None) -> Check:
-    """The tray host check on its own, for the app to warn at start when there is none."""
-    x_probe = _Probe(_X_PROBE, environ) if environ.get("DISPLAY") else None
-    bus = bus_facts(environ) if _has_desktop_services() else BusFacts()
-    return check_tray_host(x_probe.result() if x_probe is not None else None, bus, backend)
-
-
 def check_notifications(bus: BusFacts) -> Check:
-    if not _has_desktop_services():
+    if not has_desktop_services():
         return Check("ok", "notification server", f"the system's own on {sys.platform}")
     if bus.error is not None:
         return Check(
@@ -408,9 +170,7 @@ def check_state_dir(directory: Path) -> Check:
     except FileNotFoundError:
         return _check_creatable(directory)
     except OSError as error:
-        return Check(
-            "FAIL", "state directory", f"{shown}: {_describe(error)}", "set TRAY_STATE_DIR"
-        )
+        return Check("FAIL", "state directory", f"{shown}: {describe(error)}", "set TRAY_STATE_DIR")
     if not stat.S_ISDIR(info.st_mode):
         return Check(
             "FAIL",
@@ -466,7 +226,7 @@ def check_app(directory: Path) -> Check:
     try:
         running = app_lock_held(directory)
     except OSError as error:
-        return Check("warn", "tray app", f"cannot tell whether it runs ({_describe(error)})")
+        return Check("warn", "tray app", f"cannot tell whether it runs ({describe(error)})")
     if running:
         return Check("ok", "tray app", "running")
     return Check(
@@ -505,11 +265,11 @@ def check_terminal(env: Environment) -> Check:
     try:
         fd = os.open(env.tty_path, os.O_RDWR | os.O_NOCTTY | os.O_CLOEXEC)
     except OSError as error:
-        return Check("ok", "terminal", f"no controlling terminal ({_describe(error)}): skipped")
+        return Check("ok", "terminal", f"no controlling terminal ({describe(error)}): skipped")
     try:
         reply = _ask_terminal(fd)
     except (OSError, termios.error) as error:
-        return Check("warn", "terminal", f"cannot ask it ({_describe(error)})")
+        return Check("warn", "terminal", f"cannot ask it ({describe(error)})")
     finally:
         os.close(fd)
     answer = _OSC_ANSWER.search(reply)
@@ -529,9 +289,7 @@ def _ask_terminal(fd: int) -> bytes:
     reply = b""
     with RawMode(fd):
         try:
-            view = memoryview(TERMINAL_QUERY)
-            while view:
-                view = view[os.write(fd, view) :]
+            write_all(fd, TERMINAL_QUERY)
             deadline = time.monotonic() + TERMINAL_TIMEOUT
             while _DA1_ANSWER.search(reply) is None:
                 remaining = deadline - time.monotonic()
@@ -551,12 +309,65 @@ def _ask_terminal(fd: int) -> bytes:
     return reply
 
 
+# -- answering, focus and away --------------------------------------------------------------
+
+
+def check_answer(config: Config | ConfigError) -> Check:
+    """Whether a permission prompt can be answered from the desktop, and for which apps."""
+    if isinstance(config, ConfigError):
+        return Check("warn", "answer", "cannot tell: config.toml has an error (see its line)")
+    settings = config.answer
+    if not settings.enabled:
+        return Check(
+            "ok",
+            "answer",
+            "off ([answer] enabled = false): prompts are answered in their terminal only",
+        )
+    apps = sorted(settings.apps)  # the built-in ones at least: a table only replaces them
+    return Check(
+        "ok",
+        "answer",
+        f"on for {_and(apps)} (Approve and Deny on their permission prompts)",
+    )
+
+
+def _and(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def check_focus_line(environ: Mapping[str, str]) -> Check:
+    """What Focus will use for a session started in this terminal, or what is missing."""
+    from tray.desktop.focus import check_focus  # noqa: PLC0415 - only doctor asks this
+
+    found = check_focus(environ)
+    return Check("ok" if found.ok else "warn", "focus", clean_text(found.text))
+
+
+def check_away_line(config: Config | ConfigError, environ: Mapping[str, str]) -> Check:
+    """How tray tells here that the user is away, and where pings then go (schemes only).
+
+    Without an ``[away]`` table nothing is probed: the idle and lock sources take a bus
+    round trip or an X connection each, which doctor need not wait for when they would
+    change nothing.
+    """
+    if isinstance(config, ConfigError):
+        return Check("warn", "away", "cannot tell: config.toml has an error (see its line)")
+    if config.away is None:
+        return Check("ok", "away", "off: pings stay on this desktop (no [away] in config.toml)")
+    # Only with an [away] table: the forwarder's module, and Apprise for the URL check.
+    from tray.app.forward import check_away  # noqa: PLC0415
+
+    if not has_desktop_services():
+        return check_away(config.away, environ, detect=lambda _env, _after: None)
+    return check_away(config.away, environ)
+
+
 # -- other machines -----------------------------------------------------------------------
 
 
-def check_host(host: HostConfig, environ: Mapping[str, str]) -> Check:
-    """Whether ``host`` answers over ssh with a tray: ok, else warn with the fix."""
-    from tray.remote.link import diagnose_host  # noqa: PLC0415  (only with [[hosts]])
+def _host_line(host: HostConfig, environ: Mapping[str, str]) -> Check:
+    """:func:`~tray.remote.actions.diagnose_host` as a line: ok, else warn with the fix."""
+    from tray.remote.actions import diagnose_host  # noqa: PLC0415  (only with [[hosts]])
 
     result = diagnose_host(host, environ=environ)
     return Check("ok" if result.ok else "warn", f"host {host.name}", result.found, result.fix)
@@ -573,7 +384,7 @@ def _start_host_checks(
     if not config.hosts:
         return list
     pool = ThreadPoolExecutor(max_workers=min(8, len(config.hosts)))
-    futures: list[Future[Check]] = [pool.submit(check_host, host, environ) for host in config.hosts]
+    futures: list[Future[Check]] = [pool.submit(_host_line, host, environ) for host in config.hosts]
     pool.shutdown(wait=False)
     return lambda: [future.result() for future in futures]
 
@@ -585,28 +396,80 @@ def _load_config(env: Environment) -> Config | ConfigError:
         return error
 
 
-def diagnose(env: Environment) -> list[Check]:
+@dataclass(frozen=True, slots=True)
+class Facts:
+    """What the checks look at, gathered once: the probes run side by side."""
+
+    env: Environment
+    config: Config | ConfigError
+    backend: dict[str, Any]
+    x: dict[str, Any] | None
+    bus: BusFacts
+    terminal: Check
+    focus: Check
+    away: Check
+
+    @property
+    def environ(self) -> Mapping[str, str]:
+        return self.env.environ
+
+
+def gather(env: Environment, config: Config | ConfigError) -> Facts:
     environ = env.environ
-    desktop = _has_desktop_services()
-    hosts = _start_host_checks(_load_config(env), environ)
-    backend_probe = _Probe(_BACKEND_PROBE, environ)
-    x_probe = _Probe(_X_PROBE, environ) if desktop and environ.get("DISPLAY") else None
+    desktop = has_desktop_services()
+    backend_probe = Probe(BACKEND_PROBE, environ)
+    x_probe = Probe(X_PROBE, environ) if desktop and environ.get("DISPLAY") else None
+    # Focus may ask GNOME Terminal over the bus, and away the idle and lock sources:
+    # each has timeouts of its own, and runs beside the rest.
+    pool = ThreadPoolExecutor(max_workers=2)
+    focus = pool.submit(check_focus_line, environ)
+    away = pool.submit(check_away_line, config, environ)
+    pool.shutdown(wait=False)
     bus = bus_facts(environ) if desktop else BusFacts()
+    # Asked while the children run: the terminal's answer takes up to a second.
     terminal = check_terminal(env)
     backend = backend_probe.result()
     x_facts = x_probe.result() if x_probe is not None else None
-    state_dir = env.state_dir()
-    return [
-        check_display(environ, x_facts),
-        check_backend(backend, environ),
-        check_tray_host(x_facts, bus, backend_name(backend)),
-        check_notifications(bus),
-        check_state_dir(state_dir),
-        check_app(state_dir),
+    return Facts(
+        env,
+        config,
+        backend,
+        x_facts,
+        bus,
         terminal,
-        check_shell(environ),
-        *hosts(),
-    ]
+        _checked(focus, "focus"),
+        _checked(away, "away"),
+    )
+
+
+def _checked(future: Future[Check], name: str) -> Check:
+    """A check run on a thread; one that failed is a line saying so, never a traceback."""
+    try:
+        return future.result()
+    except Exception as error:
+        return Check("warn", name, f"cannot tell ({describe(error)})")
+
+
+CHECKS: Final[tuple[Callable[[Facts], Check], ...]] = (
+    lambda facts: check_display(facts.environ, facts.x),
+    lambda facts: check_backend(facts.backend, facts.environ),
+    lambda facts: check_tray_host(facts.x, facts.bus, backend_name(facts.backend)),
+    lambda facts: check_notifications(facts.bus),
+    lambda facts: check_state_dir(facts.env.state_dir()),
+    lambda facts: check_app(facts.env.state_dir()),
+    lambda facts: facts.terminal,
+    lambda facts: check_shell(facts.environ),
+    lambda facts: check_answer(facts.config),
+    lambda facts: facts.focus,
+    lambda facts: facts.away,
+)
+
+
+def diagnose(env: Environment) -> list[Check]:
+    config = _load_config(env)
+    hosts = _start_host_checks(config, env.environ)
+    facts = gather(env, config)
+    return [*(check(facts) for check in CHECKS), *hosts()]
 
 
 def run_doctor(env: Environment) -> int:
@@ -615,3 +478,7 @@ def run_doctor(env: Environment) -> int:
         env.stdout.write(check.line() + "\n")
     env.stdout.flush()
     return 1 if any(check.status == "FAIL" for check in checks) else 0
+
+
+def command(args: object, env: Environment) -> int:
+    return run_doctor(env)

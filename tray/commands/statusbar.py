@@ -20,29 +20,27 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import select
 import signal
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
-from typing import Final, TextIO
+from typing import Final
 
+from tray.answering import DEFAULT_SETTINGS, AnswerSettings
 from tray.app.memory import FILE_NAME, load_memory
-from tray.app.overview import FINISHED, IconState, Overview, StateSince, build_overview
-from tray.app.watcher import DirectoryWatcher
+from tray.app.overview import IconState, Overview, StateSince, build_overview
 from tray.config import load_config
 from tray.environment import Environment
+from tray.live import LIVENESS_PERIOD, ChangeWatch, LiveSessions, watch
+from tray.logs import discard_output, stderr_log
+from tray.protocol.records import LASTING
 from tray.session import Session, status_document
-from tray.store import Problem, StateStore, expired
+from tray.store import Problem, StateStore
 from tray.text import clean_text, cut, escape_markup
-
-# A SIGKILLed launcher writes nothing, so only a re-read finds it dead; the tray app
-# re-reads as often.
-LIVENESS_PERIOD: Final = 2.0
 
 BAR_STYLES: Final = ("waybar", "tmux")
 WATCH_STYLES: Final = ("json", "waybar", "tmux")
@@ -80,7 +78,7 @@ def state_count(overview: Overview) -> int:
     if state == "calm":
         return 0
     return sum(
-        1 for row in overview.rows if row.state == state and (row.unseen or state not in FINISHED)
+        1 for row in overview.rows if row.state == state and (row.unseen or state not in LASTING)
     )
 
 
@@ -132,58 +130,35 @@ def tmux_line(overview: Overview) -> str:
     return f"#[fg={TMUX_COLOURS[state]}]{short_text(overview, ASCII_SYMBOLS)}#[default]"
 
 
-def render(style: str, overview: Overview, sessions: Sequence[Session]) -> str:
+def render(
+    style: str,
+    overview: Overview,
+    sessions: Sequence[Session],
+    answering: AnswerSettings = DEFAULT_SETTINGS,
+) -> str:
     if style == "waybar":
         return waybar_line(overview)
     if style == "tmux":
         return tmux_line(overview)
     if style == "json":
-        return json.dumps(status_document(sessions))
+        return json.dumps(status_document(sessions, answering))
     raise ValueError(f"unknown status bar style {style!r}")
 
 
 # Reading the state directory as the tray does.
 
 
-class _OnceFilter(logging.Filter):
-    """A watch re-reads every few seconds; an unreadable file is worth one warning."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._seen: set[str] = set()
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        if message in self._seen:
-            return False
-        self._seen.add(message)
-        return True
-
-
-def _stderr_log(stream: TextIO) -> logging.Logger:
-    log = logging.getLogger("tray.commands.statusbar")
-    log.propagate = False
-    log.handlers.clear()
-    handler = logging.StreamHandler(stream)
-    handler.setFormatter(logging.Formatter("tray status: %(message)s"))
-    handler.addFilter(_OnceFilter())
-    log.addHandler(handler)
-    return log
-
-
 @dataclass
 class BarSource:
     """Sessions and the tray's memory, read the way the tray app reads them."""
 
-    store: StateStore
+    sessions: LiveSessions
     memory_path: Path
-    keep_ended: float
     log: logging.Logger
     since: StateSince = field(default_factory=StateSince)
 
     def read(self, now: float) -> tuple[list[Session], Overview, list[Problem]]:
-        sessions, problems = self.store.read_all(now)
-        sessions = [s for s in sessions if not expired(s, now, self.keep_ended)]
+        sessions, problems = self.sessions.read(now)
         memory = load_memory(self.memory_path, self.log)
         shown = [s for s in sessions if s.id not in memory.dismissed]
         since = self.since.update(shown, now)
@@ -191,16 +166,7 @@ class BarSource:
 
     def report(self, problems: Sequence[Problem]) -> bool:
         """Warn about unreadable files; True when the directory itself is unreadable."""
-        broken = False
-        for problem in problems:
-            path = clean_text(str(problem.path))
-            reason = clean_text(problem.reason)
-            if problem.path == self.store.directory:
-                self.log.warning("cannot read %s: %s", path, reason)
-                broken = True
-            else:
-                self.log.warning("skipping %s: %s", path, reason)
-        return broken
+        return self.sessions.report(problems)
 
 
 # Watching.
@@ -249,64 +215,29 @@ def reader_gone(fd: int) -> bool:
     return any(mask & (select.POLLERR | select.POLLHUP) for _, mask in events)
 
 
-def watch(
-    line: Callable[[], str],
-    directory: Path,
-    emit: Callable[[str], None],
-    *,
-    period: float,
-    log: logging.Logger,
-    stopping: Callable[[], bool],
-) -> None:
-    """Emit ``line()`` now and again whenever it changes, until ``stopping()`` says so.
-
-    It wakes on file events in ``directory`` and every ``period`` seconds, and never
-    emits the same line twice in a row. A directory that does not exist yet is watched
-    from the moment it appears.
-    """
-    changed = threading.Event()
-    watcher = DirectoryWatcher(directory, changed, log)
-    last: str | None = None
-    tried_watching = False
-    try:
-        while not stopping():
-            if not tried_watching and directory.is_dir():
-                tried_watching = True
-                watcher.start()
-            # Cleared before reading: a change during the read wakes the next round.
-            changed.clear()
-            current = line()
-            if current != last:
-                emit(current)
-                last = current
-            changed.wait(period)
-    finally:
-        watcher.stop()
-
-
 # The command.
 
 
 def show(style: str, watching: bool, env: Environment) -> int:
     """Print the status line once, or keep printing it as it changes."""
-    log = _stderr_log(env.stderr)
+    log = stderr_log("tray.commands.statusbar", env.stderr, "tray status")
     state_dir = env.state_dir()
+    config = load_config(env)
     source = BarSource(
-        store=StateStore(state_dir),
+        sessions=LiveSessions(StateStore(state_dir), config.sessions.keep_ended, log),
         memory_path=state_dir / FILE_NAME,
-        keep_ended=load_config(env).sessions.keep_ended,
         log=log,
     )
 
     def current_line() -> str:
         sessions, overview, problems = source.read(env.clock())
         source.report(problems)
-        return render(style, overview, sessions)
+        return render(style, overview, sessions, config.answer)
 
     if not watching:
         sessions, overview, problems = source.read(env.clock())
         broken = source.report(problems)
-        env.stdout.write(render(style, overview, sessions) + "\n")
+        env.stdout.write(render(style, overview, sessions, config.answer) + "\n")
         return 1 if broken else 0
 
     def emit(text: str) -> None:
@@ -317,10 +248,9 @@ def show(style: str, watching: bool, env: Environment) -> int:
         with _stop_signals():
             watch(
                 current_line,
-                state_dir,
                 emit,
+                ChangeWatch(state_dir, log),
                 period=LIVENESS_PERIOD,
-                log=log,
                 stopping=lambda: reader_gone(env.stdout_fd),
             )
     except _Stopped as stop:
@@ -328,20 +258,7 @@ def show(style: str, watching: bool, env: Environment) -> int:
     except BrokenPipeError:
         pass
     # Here the reader went away, which ends a watch as a normal stop.
-    _discard_output(env)
-    return 0
-
-
-def _discard_output(env: Environment) -> None:
-    # Whatever is still buffered can go nowhere; pointing the descriptor at /dev/null
-    # lets the flushes at exit succeed instead of failing again.
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-    except OSError:
-        return
-    try:
-        os.dup2(devnull, env.stdout_fd)
-    finally:
-        os.close(devnull)
+    discard_output(env.stdout_fd)
     with suppress(OSError, ValueError):
         env.stdout.flush()
+    return 0

@@ -25,11 +25,20 @@ import signal
 import termios
 import time
 
+from tray.fdio import write_all
 from tray.launcher.log import LauncherLog
 from tray.launcher.recorder import SessionRecorder
 from tray.launcher.spawn import Spawned, exit_code
-from tray.launcher.terminal import RawMode, SignalPipe, get_size, set_size
+from tray.launcher.terminal import SignalPipe, UserTerminal, get_size, set_size
 from tray.protocol.scanner import Event, Scanner
+
+# typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
+# cost every `tray run` milliseconds.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from tray.launcher.answer_socket import AnswerSocket
 
 # Also the most output read in a row, before the loop looks at input, signals and timers
 # again: a keystroke never waits long behind streaming output.
@@ -59,58 +68,38 @@ class TerminalGoneError(Exception):
     """The user's terminal went away (SIGHUP, EIO): hang the command up."""
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    """Write everything, blocking if need be: a slow terminal slows the command down."""
-    written = 0
-    view: memoryview | None = None
-    while written < len(data):
-        try:
-            if written == 0:
-                written = os.write(fd, data)
-            else:
-                if view is None:
-                    view = memoryview(data)
-                written += os.write(fd, view[written:])
-        except BlockingIOError:
-            # Somebody made our stdout non-blocking; wait the way a blocking write would.
-            waiter = select.poll()
-            waiter.register(fd, select.POLLOUT)
-            waiter.poll()
-
-
 class PtyProxy:
     """Bytes both ways between the user's terminal and the pty until the command ends.
 
-    ``stdin`` is -1 when there is no input at all; ``stdout`` None when output goes
-    nowhere. ``raw`` is the user's terminal in raw mode, None in pipe mode.
+    Each fd the loop polls has its handler in ``_handlers``, called with poll's events:
+    another fd joins the loop with an entry there and its registration.
+
+    ``answers``, the session's answer socket, sits in the same poll: its listener and
+    the connections still sending a request, with its timeout among the timers. Only its
+    own activity changes what is polled, so the byte loop pays nothing for it.
     """
 
     def __init__(
         self,
+        terminal: UserTerminal,
+        child: Spawned,
         *,
-        stdin: int,
-        stdout: int | None,
-        master: int,
-        spawned: Spawned,
         signals: SignalPipe,
-        raw: RawMode | None,
-        size_fd: int | None,
-        veof: bytes,
-        tstp_ignored: bool,
         recorder: SessionRecorder,
         log: LauncherLog,
         scanner: Scanner,
+        answers: AnswerSocket | None = None,
     ) -> None:
-        self._stdin = stdin
-        self._stdout = stdout
-        self._stdin_open = stdin >= 0
-        self._master = master
-        self._spawned = spawned
+        self._stdin = terminal.stdin
+        self._stdout = terminal.stdout
+        self._stdin_open = terminal.stdin >= 0
+        self._raw = terminal.raw
+        self._size_fd = terminal.size_fd
+        self._tstp_ignored = terminal.tstp_ignored
+        self._master = child.master
+        self._spawned = child
+        self._veof = child.veof
         self._signals = signals
-        self._raw = raw
-        self._size_fd = size_fd
-        self._veof = veof
-        self._tstp_ignored = tstp_ignored
         self._recorder = recorder
         self._log = log
         self._scanner = scanner
@@ -124,10 +113,19 @@ class PtyProxy:
         self._drain_limit = math.inf
         self._hanging_up = False
         self._poller = select.poll()
+        self._handlers: dict[int, Callable[[int], None]] = {
+            self._master: self._on_master,
+            signals.fileno(): self._on_signals,
+        }
+        if self._stdin_open:
+            self._handlers[self._stdin] = self._on_stdin
         self._master_mask = 0
         self._stdin_mask = 0
         self._alarm_at = math.inf
         self._alarm_rang = False
+        self._answers = answers
+        self._answer_fds: set[int] = set()
+        self._answer_due = math.inf
 
     def run(self) -> int:
         """Proxy until the command has ended and its output is drained; its status."""
@@ -146,9 +144,12 @@ class PtyProxy:
     def _proxy(self) -> int:
         os.set_blocking(self._master, False)
         self._poller.register(self._signals.fileno(), select.POLLIN)
+        if self._answers is not None:
+            self._sync_answers()
         self._reap()  # it may have exited before our SIGCHLD handler mattered
         self._flush_to_child()
         poll = self._poller.poll
+        handlers = self._handlers
         try:
             while True:
                 if self._alarm_rang:
@@ -162,12 +163,7 @@ class PtyProxy:
                 self._update_poll()
                 self._schedule()
                 for fd, events in poll():
-                    if fd == self._master:
-                        self._on_master(events)
-                    elif fd == self._stdin:
-                        self._on_stdin()
-                    else:
-                        self._on_signals()
+                    handlers[fd](events)
             # A support query never completed: what is left of it can be shown now.
             self._pass_on(self._scanner.finish())
         except TerminalGoneError as reason:
@@ -208,6 +204,9 @@ class PtyProxy:
         write_due = self._recorder.next_write()
         if write_due is not None and write_due < deadline:
             deadline = write_due
+        # A comparison, not min(): this runs on every pass of the byte loop.
+        if self._answer_due < deadline:  # noqa: PLR1730
+            deadline = self._answer_due
         return deadline
 
     def _schedule(self) -> None:
@@ -225,6 +224,87 @@ class PtyProxy:
 
     def _on_timers(self, now: float) -> None:
         self._recorder.maybe_persist(now)
+        if now >= self._answer_due:
+            self._answer_tick()
+
+    # ----------------------------------------------------------------- answers
+
+    @property
+    def running(self) -> bool:
+        """The command has neither exited nor closed its pty."""
+        return self._status is None and not self._master_eof and self._master >= 0
+
+    def type_answer(self, keys: bytes) -> bool:
+        """Type an answer's keys into the command's input, alone in one write; False
+        when not now: the user's bytes are still on their way to the command, or their
+        input ended inside what may be one of their escape sequences (keys put in there
+        would join it). They never pass through the recorder: they are not the user's."""
+        if not self.running or self._to_child or self._recorder.input_pending:
+            return False
+        try:
+            written = os.write(self._master, keys)
+        except OSError:  # BlockingIOError: the command's input queue is full
+            return False
+        if written < len(keys):
+            # A nearly full queue took part: the rest goes next, before any key of the
+            # user's, so nothing comes between.
+            self._to_child += keys[written:]
+            self._flush_to_child()
+        return True
+
+    def _on_answer(self, fd: int) -> None:
+        answers = self._answers
+        if answers is None:
+            return
+        try:
+            answers.on_readable(fd)
+        except Exception as error:  # a bug here must not end the user's session
+            self._answers_failed(error)
+            return
+        self._sync_answers()
+
+    def _answer_tick(self) -> None:
+        answers = self._answers
+        if answers is None:
+            return
+        try:
+            answers.tick()
+        except Exception as error:  # a bug here must not end the user's session
+            self._answers_failed(error)
+            return
+        self._sync_answers()
+
+    def _sync_answers(self) -> None:
+        """Poll what the answer socket waits on now, and time its next tick."""
+        answers = self._answers
+        assert answers is not None
+        wanted = set(answers.fds())
+        known = self._answer_fds
+        for fd in known - wanted:
+            self._poller.unregister(fd)
+            del self._handlers[fd]
+        for fd in wanted - known:
+            self._poller.register(fd, select.POLLIN)
+            self._handlers[fd] = self._answer_handler(fd)
+        self._answer_fds = wanted
+        delay = answers.timeout()
+        self._answer_due = math.inf if delay is None else time.monotonic() + delay
+
+    def _answer_handler(self, fd: int) -> Callable[[int], None]:
+        return lambda events: self._on_answer(fd)
+
+    def _answers_failed(self, error: Exception) -> None:
+        self._log(f"answer socket failed, answering off: {type(error).__name__}: {error}")
+        answers = self._answers
+        assert answers is not None
+        for fd in self._answer_fds:
+            self._poller.unregister(fd)
+            del self._handlers[fd]
+        self._answer_fds = set()
+        self._answer_due = math.inf
+        self._answers = None
+        with contextlib.suppress(Exception):
+            answers.close()
 
     # ----------------------------------------------------------------- bytes
 
@@ -277,11 +357,11 @@ class PtyProxy:
         if not data or self._stdout is None:
             return
         try:
-            _write_all(self._stdout, data)
+            write_all(self._stdout, data)
         except OSError as error:
             raise TerminalGoneError(f"writing output: {error.strerror}") from None
 
-    def _on_stdin(self) -> None:
+    def _on_stdin(self, events: int) -> None:
         try:
             data = os.read(self._stdin, READ_SIZE)
         except BlockingIOError:
@@ -322,7 +402,7 @@ class PtyProxy:
 
     # ----------------------------------------------------------------- signals
 
-    def _on_signals(self) -> None:
+    def _on_signals(self, events: int) -> None:
         for signum in self._signals.read():
             if signum == signal.SIGALRM:
                 self._alarm_rang = True
@@ -420,9 +500,17 @@ class PtyProxy:
     # ----------------------------------------------------------------- hangup
 
     def hang_up_child(self) -> None:
-        """Hang the command up as a closing terminal would, and close our end."""
+        """Hang the command up as a closing terminal would, and close our end.
+
+        The command's own group first, as the kernel hangs up a session's leader before
+        its foreground job; then a foreground job of its own (one its shell started).
+        Closing the master then hangs the pty up, and the keeper passes that on to the
+        command's group too (see spawn): what hears the first hangup seldom waits for
+        the second.
+        """
         if self._status is None:
-            for group in {self._foreground(), self._spawned.child}:
+            foreground = self._foreground()
+            for group in dict.fromkeys((self._spawned.child, foreground)):
                 self._kill_group(group, signal.SIGHUP)
                 self._kill_group(group, signal.SIGCONT)
             self._kill(self._spawned.keeper, signal.SIGCONT)

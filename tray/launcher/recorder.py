@@ -16,7 +16,7 @@ from tray.launcher.watch import TerminalWatch
 from tray.protocol.records import RecordTable
 from tray.protocol.report import parse_body
 from tray.protocol.scanner import Event, FullReset, PromptStart, Query, RawReport
-from tray.session import Session
+from tray.session import Answered, Session
 from tray.store import StateStore
 
 # typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
@@ -25,6 +25,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from typing import Any
+
+    from tray.protocol.records import Record
 
 WRITE_INTERVAL = 0.1
 INPUT_WRITE_INTERVAL = 2.0
@@ -52,13 +54,16 @@ class SessionRecorder:
         session: Session,
         clock: Callable[[], float],
         log: LauncherLog,
+        watch: TerminalWatch,
+        *,
+        store: StateStore | None = None,
         on_write: Callable[[Session, float], None] | None = None,
-        watch: TerminalWatch | None = None,
     ) -> None:
+        """``store`` None: nothing is written (the state directory could not be made)."""
         self.session = session
-        self.watch = watch or TerminalWatch("", math.inf)
-        self.store: StateStore | None = None
-        self.log = log
+        self._watch = watch
+        self._store = store
+        self._log = log
         self._clock = clock
         self._on_write = on_write
         self._table = RecordTable()
@@ -92,7 +97,7 @@ class SessionRecorder:
                 self._table.end_of_run()
             elif isinstance(event, FullReset):
                 self._table.reset()
-                self.watch.output((event,), now)
+                self._watch.output((event,), now)
             else:
                 # Bells, notifications, focus reporting, cursor queries: a chunk with
                 # only those schedules a write only when a reader would see a change.
@@ -100,9 +105,9 @@ class SessionRecorder:
                 continue
             recorded = True
         if others:
-            self.watch.output(others, now)
-            recorded = recorded or self.watch.changed
-            self.watch.changed = False
+            self._watch.output(others, now)
+            recorded = recorded or self._watch.changed
+            self._watch.changed = False
         if recorded:
             self._changed_at = now
             self._view_dirty = True
@@ -122,14 +127,38 @@ class SessionRecorder:
         """Bytes from the user's terminal: typing is worth recording, but not in a hurry;
         focus moving is worth recording soon."""
         now = self._clock()
-        self._took(self.watch.input(data, now), now)
-        self._input_pause_due = time.monotonic() + INPUT_PAUSE if self.watch.input_pending else None
+        self._took(self._watch.input(data, now), now)
+        self._input_pause_due = (
+            time.monotonic() + INPUT_PAUSE if self._watch.input_pending else None
+        )
+
+    @property
+    def last_input_at(self) -> float | None:
+        """The time of the user's own last key, paste or mouse input (never a terminal's
+        reply), on the records' clock."""
+        return self._watch.last_input_at
+
+    @property
+    def input_pending(self) -> bool:
+        """The user's input ended inside what may be an escape sequence of theirs."""
+        return self._watch.input_pending
+
+    def records(self) -> tuple[Record, ...]:
+        """The records as they stand now."""
+        return tuple(self._table.records())
+
+    def answered(self, answered: Answered) -> None:
+        """The launcher typed an answer: written at once, so that the app reads the state
+        that follows as the answer's, not as news."""
+        self.session = self.session.replace(answered=answered)
+        self._changed_at = answered.at
+        self.write(self.snapshot())
 
     def _took(self, typed: bool, now: float) -> None:
         if typed:
             self._input_dirty = True
-        if self.watch.changed:
-            self.watch.changed = False
+        if self._watch.changed:
+            self._watch.changed = False
             self._changed_at = now
             self._view_dirty = True
 
@@ -140,7 +169,7 @@ class SessionRecorder:
     def finish(self, code: int | None) -> None:
         now = self._clock()
         self._table.end_of_run()
-        self.watch.program_ended(now)
+        self._watch.program_ended(now)
         session = self.snapshot().ended(code, now)
         # The launcher's own done or error is news as much as a record's would be.
         if session.state != self._state:
@@ -148,7 +177,7 @@ class SessionRecorder:
         self.write(session)
 
     def snapshot(self) -> Session:
-        watch = self.watch
+        watch = self._watch
         return self.session.replace(
             updated_at=self._changed_at,
             source=self._source,
@@ -178,7 +207,7 @@ class SessionRecorder:
         if self._input_pause_due is not None and now >= self._input_pause_due:
             self._input_pause_due = None
             wall = self._clock()
-            self._took(self.watch.input_paused(wall), wall)
+            self._took(self._watch.input_paused(wall), wall)
         due = self.next_write()
         if due is None or now < due:
             return
@@ -193,12 +222,12 @@ class SessionRecorder:
         self._view_dirty = self._input_dirty = False
         self._last_write = time.monotonic()
         self._written_view = _visible(session)
-        if self.store is not None:
+        if self._store is not None:
             try:
-                self.store.write(session)
+                self._store.write(session)
             except OSError as error:
                 if not self._write_failed:
-                    self.log(f"cannot write the state file: {error}")
+                    self._log(f"cannot write the state file: {error}")
                 self._write_failed = True
         if self._on_write is not None:
             self._on_write(session, self._last_write)

@@ -14,19 +14,21 @@ import signal
 import termios
 from collections.abc import Callable
 
+from tray.answering import DEFAULT_SETTINGS, AnswerSettings, Decision, Request, decide
 from tray.config import Config, ConfigError, PolicySettings, load_config
 from tray.environment import Environment
+from tray.launcher.answer_socket import AnswerSocket, socket_path
 from tray.launcher.log import LOG_NAME, LauncherLog
 from tray.launcher.proxy import PtyProxy
 from tray.launcher.recorder import INPUT_WRITE_INTERVAL, WRITE_INTERVAL, SessionRecorder
 from tray.launcher.spawn import CANNOT_START, CannotStartError, child_dispositions, exit_code, spawn
 from tray.launcher.terminal import (
-    CC,
     IFLAG,
     LFLAG,
     OFLAG,
     RawMode,
     SignalPipe,
+    UserTerminal,
     WindowSize,
     get_size,
     set_size,
@@ -34,7 +36,7 @@ from tray.launcher.terminal import (
 )
 from tray.launcher.watch import TerminalWatch
 from tray.protocol.scanner import Scanner
-from tray.session import Session
+from tray.session import Answered, Session
 from tray.store import StateStore, StoreError, process_start_token
 
 __all__ = [
@@ -58,6 +60,14 @@ TERMINAL_VARIABLES = (
     "KITTY_LISTEN_ON",
     "WEZTERM_PANE",
     "WEZTERM_UNIX_SOCKET",
+    "GNOME_TERMINAL_SCREEN",
+    "GNOME_TERMINAL_SERVICE",
+    "KONSOLE_DBUS_SERVICE",
+    "KONSOLE_DBUS_SESSION",
+    "KONSOLE_DBUS_WINDOW",
+    "PTYXIS_VERSION",
+    "DISPLAY",
+    "WAYLAND_DISPLAY",
     "TERM",
     "SSH_TTY",
 )
@@ -101,8 +111,9 @@ class Launcher:
         self._state_dir = env.state_dir()
         self._store: StateStore | None = None
         self._log = LauncherLog(None, self._id, env.clock)
+        self._on_write = on_write
         now = env.clock()
-        session = Session(
+        self._session = Session(
             id=self._id,
             name=name or (os.path.basename(command[0]) if command else ""),
             command=tuple(command),
@@ -115,14 +126,13 @@ class Launcher:
             terminal=self._terminal_facts(),
             name_given=name is not None,
         )
-        # Until the config is read: the default threshold for a long shell command.
-        watch = TerminalWatch(os.uname().nodename, PolicySettings().done_after)
-        self._recorder = SessionRecorder(session, env.clock, self._log, on_write, watch)
         self._stdin = env.stdin_fd
         self._stdout: int | None = env.stdout_fd
         self._size_fd: int | None = None
         self._master = -1
         self._proxy: PtyProxy | None = None
+        self._answer_settings: AnswerSettings = DEFAULT_SETTINGS
+        self._answers: AnswerSocket | None = None
 
     # ----------------------------------------------------------------- start and end
 
@@ -144,10 +154,13 @@ class Launcher:
         stdout = -1 if self._stdout is None else self._stdout
         interactive = os.isatty(self._stdin) and os.isatty(stdout)
         self._size_fd = next((fd for fd in (stdout, self._stdin) if os.isatty(fd)), None)
-        self._open_store()
+        recorder = self._open_store()
         try:
-            return self._run_on(interactive)
+            return self._run_on(interactive, recorder)
         finally:
+            if self._answers is not None:  # the run failed before its end was written
+                self._answers.close()
+                self._answers = None
             if self._proxy is not None:
                 self._proxy.close_master()
             elif self._master >= 0:
@@ -155,49 +168,44 @@ class Launcher:
             self._master = -1
             self._log.close()
 
-    def _run_on(self, interactive: bool) -> int:
+    def _run_on(self, interactive: bool, recorder: SessionRecorder) -> int:
         size = self._initial_size()
         setup_terminal = self._child_terminal_setup(interactive, size)
         dispositions = child_dispositions()
         handled = [signum for signum in _OPTIONAL_SIGNALS if dispositions[signum] != signal.SIG_IGN]
         with SignalPipe([*_ALWAYS_SIGNALS, *handled]) as signals:
             try:
-                spawned = spawn(
-                    self._command,
-                    self._child_environ(),
-                    (size.rows, size.columns),
-                    setup_terminal,
-                    dispositions,
-                )
+                spawned = spawn(self._command, self._child_environ(), setup_terminal, dispositions)
             except CannotStartError as failure:
                 self._log(f"cannot start: {failure}")
                 self._say(str(failure))
                 self._forget()
                 return CANNOT_START
             self._master = spawned.master
-            # As the keeper left them: termios calls on the master act on the tty.
-            veof = termios.tcgetattr(self._master)[CC][termios.VEOF]
             self._log(
                 f"started pid={os.getpid()} child={spawned.child} "
                 f"keeper={spawned.keeper} command={self._command!r}"
             )
-            self._recorder.started(spawned.child)
+            recorder.started(spawned.child)
+            answers = self._open_answers(recorder)
             raw = RawMode(self._stdin) if interactive else None
-            self._proxy = proxy = PtyProxy(
-                stdin=self._stdin,
-                stdout=self._stdout,
-                master=self._master,
-                spawned=spawned,
-                signals=signals,
-                raw=raw,
-                size_fd=self._size_fd,
-                veof=veof if isinstance(veof, bytes) else bytes([veof]),
+            terminal = UserTerminal(
+                self._stdin,
+                self._stdout,
+                raw,
+                self._size_fd,
                 tstp_ignored=dispositions[signal.SIGTSTP] == signal.SIG_IGN,
-                recorder=self._recorder,
+            )
+            self._proxy = proxy = PtyProxy(
+                terminal,
+                spawned,
+                signals=signals,
+                recorder=recorder,
                 log=self._log,
                 # Inside another `tray run`, that launcher would record every report a
                 # second time: the reports stop here.
                 scanner=Scanner(withhold_reports=bool(self._env.environ.get(SESSION_VARIABLE))),
+                answers=answers,
             )
             try:
                 with raw or contextlib.nullcontext():
@@ -207,19 +215,63 @@ class Launcher:
 
                 self._log("launcher failed: " + traceback.format_exc())
                 proxy.hang_up_child()
-                self._finish(None)
+                self._finish(recorder, None)
                 raise
-        self._finish(code)
+        self._finish(recorder, code)
         return code
 
-    def _finish(self, code: int | None) -> None:
-        self._recorder.finish(code)
+    def _finish(self, recorder: SessionRecorder, code: int | None) -> None:
+        # Before the last write: once the file says ended, nothing may answer.
+        if self._answers is not None:
+            self._answers.close()
+            self._answers = None
+        recorder.finish(code)
         self._log(f"ended status={code}")
 
     def _forget(self) -> None:
         """No command ran: leave no session behind."""
         if self._store is not None:
             self._store.remove(self._id)
+
+    # ----------------------------------------------------------------- answering
+
+    def _open_answers(self, recorder: SessionRecorder) -> AnswerSocket | None:
+        """The session's answer socket, beside its state file; None without one (no state
+        directory, or a path too long for a Unix socket): the command runs all the same."""
+        if self._store is None:
+            return None
+        try:
+            self._answers = AnswerSocket(
+                socket_path(self._state_dir, self._id),
+                lambda request: self._gate(recorder, request),
+                self._type_answer,
+                lambda decision, answer: self._answered(recorder, decision, answer),
+                record_clock=self._env.clock,
+            )
+        except OSError as error:
+            self._log(f"no answer socket, answering off: {error.strerror or error}")
+            return None
+        return self._answers
+
+    def _gate(self, recorder: SessionRecorder, request: Request) -> Decision:
+        last = recorder.session.answered
+        return decide(
+            recorder.records(),
+            request,
+            recorder.last_input_at,
+            self._answer_settings,
+            alive=self._proxy is not None and self._proxy.running,
+            answered=None if last is None else (last.record, last.since),
+        )
+
+    def _type_answer(self, keys: bytes) -> bool:
+        return self._proxy is not None and self._proxy.type_answer(keys)
+
+    def _answered(self, recorder: SessionRecorder, decision: Decision, answer: str) -> None:
+        assert decision.record is not None
+        assert decision.since is not None
+        self._log(f"answered {answer} record={decision.record!r} since={decision.since!r}")
+        recorder.answered(Answered(decision.record, decision.since, answer, self._env.clock()))
 
     def _say(self, line: str) -> None:
         with contextlib.suppress(OSError, ValueError):
@@ -231,9 +283,26 @@ class Launcher:
     def _terminal_facts(self) -> dict[str, str]:
         environ = self._env.environ
         facts = {key: environ[key] for key in TERMINAL_VARIABLES if key in environ}
-        if os.isatty(self._env.stdin_fd):
-            with contextlib.suppress(OSError):
-                facts["tty"] = os.ttyname(self._env.stdin_fd)
+        if not os.isatty(self._env.stdin_fd):
+            return facts
+        with contextlib.suppress(OSError):
+            facts["tty"] = os.ttyname(self._env.stdin_fd)
+        # The terminal's process, for focusing its window by _NET_WM_PID: the nearest
+        # ancestor whose controlling tty is not ours (the shell and its parents share
+        # ours), with its /proc start time so that a reused pid is not taken for it.
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            tty, pid = os.fstat(self._env.stdin_fd).st_rdev, os.getppid()
+            for _ in range(8):
+                with open(f"/proc/{pid}/stat", "rb") as stat_file:
+                    # The command name may hold spaces and ")": split after the last ")".
+                    fields = stat_file.read().rsplit(b")", 1)[1].split()
+                if int(fields[4]) != tty:
+                    facts["terminal_pid"] = str(pid)
+                    facts["terminal_start"] = fields[19].decode("ascii")
+                    break
+                pid = int(fields[1])
+                if pid <= 1:
+                    break
         return facts
 
     def _child_environ(self) -> dict[str, str]:
@@ -252,7 +321,7 @@ class Launcher:
                 user_attributes = termios.tcgetattr(self._stdin)
 
         def setup(fd: int) -> None:
-            # ptyprocess set rows and columns; the pixel size comes too.
+            # Pixels too: a new pty's size is all zeros.
             set_size(fd, size)
             attributes = user_attributes
             if not interactive:
@@ -273,8 +342,9 @@ class Launcher:
         size = get_size(self._size_fd) if self._size_fd is not None else None
         return size or size_from_environ(self._env.environ)
 
-    def _open_store(self) -> None:
-        """Create the state directory and the session's file, before the command starts.
+    def _open_store(self) -> SessionRecorder:
+        """Create the state directory and the session's file, before the command starts;
+        the recorder that keeps that file.
 
         When that fails the command still runs: the user's work matters more than our
         bookkeeping. One line on stderr says so now, because once the command runs the
@@ -283,15 +353,14 @@ class Launcher:
         store = StateStore(self._state_dir)
         try:
             store.ensure()
-            store.write(self._recorder.session)
+            store.write(self._session)
         except (OSError, StoreError) as error:
             reason = error.strerror or str(error) if isinstance(error, OSError) else str(error)
             self._say(f"tray: not recording this session: {self._state_dir}: {reason}")
-            return
-        self._store = self._recorder.store = store
-        self._log = self._recorder.log = LauncherLog(
-            self._state_dir / LOG_NAME, self._id, self._env.clock
-        )
+            # No config is read then: the default threshold for a long shell command.
+            return self._make_recorder(None, PolicySettings().done_after)
+        self._store = store
+        self._log = LauncherLog(self._state_dir / LOG_NAME, self._id, self._env.clock)
         # Ended sessions age out here too, so a machine without `tray status` or the
         # app still never piles up files. A bad config must not stop the command.
         try:
@@ -299,9 +368,15 @@ class Launcher:
         except ConfigError as error:
             self._log(f"config ignored: {error}")
             config = Config()
-        keep_ended = config.sessions.keep_ended
-        self._recorder.watch.done_after = config.notify.done_after
         try:
-            store.prune(self._env.clock(), keep_ended)
+            store.prune(self._env.clock(), config.sessions.keep_ended)
         except OSError as error:
             self._log(f"pruning failed: {error}")
+        self._answer_settings = config.answer
+        return self._make_recorder(store, config.notify.done_after)
+
+    def _make_recorder(self, store: StateStore | None, done_after: float) -> SessionRecorder:
+        watch = TerminalWatch(os.uname().nodename, done_after)
+        return SessionRecorder(
+            self._session, self._env.clock, self._log, watch, store=store, on_write=self._on_write
+        )

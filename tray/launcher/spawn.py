@@ -11,16 +11,29 @@ session, the command stops as it would under a shell. The keeper then stops itse
 launcher sees that with ``waitpid(WUNTRACED)`` and hands the terminal back to the user's
 shell. The keeper exits with the command's status, or 128+N when signal N killed it.
 
+The keeper is also the pty's session leader, so a hangup reaches it, not the command:
+when the launcher dies (SIGKILL, an OOM kill, a crash), the kernel closes the pty's master
+and hangs the pty up, which sends the session leader SIGHUP. The keeper passes that on to
+the command's process group, as a terminal closing would reach a command that led its
+own session, then waits for the command as before. When the keeper exits after it, the
+kernel hangs up the group that was in the foreground at the hangup, as it does for any
+session leader. A command that ignores SIGHUP lives on, as it would under ``script``;
+the keeper goes when it does. ``PR_SET_PDEATHSIG`` would need ctypes (milliseconds of
+every start) and adds nothing: only the launcher holds the master (close-on-exec), so
+the kernel closes it however the launcher ends.
+
 ptyprocess starts the keeper: it makes the pty, the new session and the controlling
-terminal, sets the size, closes every inherited fd but the report pipe, and reports a
-failed exec. The keeper is ptyprocess's child itself: its ``preexec_fn`` forks, the
-parent of that fork stays behind as the keeper and never returns, and the child returns
-to ptyprocess as the command (see ``_become_command`` for its exec). A keeper exec'd as a
-program of its own (``python -I -S keeper.py``, which forks and execs the command and
-reports over a pipe) was measured too: ``tray run -- true`` took 81 ms that way against
-67 ms this way, in CPU time 76 ms against 64 ms (``python -I -c pass``: 22 ms; medians
-of 30 interleaved runs, bytecode cached). The difference is the second interpreter
-starting before the command can.
+terminal, closes every inherited fd but the report pipe, and reports a failed exec. The
+keeper is ptyprocess's child itself: its ``preexec_fn`` forks, the parent of that fork
+stays behind as the keeper and never returns, and the child returns to ptyprocess as the
+command (see ``_become_command`` for its exec). ``os.forkpty`` in ptyprocess's place was
+tried: it saves the import of ptyprocess and shutil, about 5 ms of each start, which
+does not bring ``tray run`` to its start-up target either, so ptyprocess stays. A keeper
+exec'd as a program of its own (``python -I -S keeper.py``, which forks and execs the
+command and reports over a pipe) was measured too: ``tray run -- true`` took 81 ms that
+way against 67 ms this way, in CPU time 76 ms against 64 ms (``python -I -c pass``:
+22 ms; medians of 30 interleaved runs, bytecode cached). The difference is the second
+interpreter starting before the command can.
 """
 
 from __future__ import annotations
@@ -30,9 +43,11 @@ import errno
 import os
 import signal
 import stat
+import termios
 
 from ptyprocess import PtyProcess
 
+from tray.launcher.terminal import CC
 from tray.value import Value
 
 # typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
@@ -65,8 +80,8 @@ INHERITED_SIGNALS = (
 # Python ignores these for itself; no command should inherit that.
 _PYTHON_IGNORED = (signal.SIGPIPE, signal.SIGXFSZ)
 # The keeper must outlive whatever the terminal sends, to report the command's status.
+# SIGHUP it passes on (see the module's docstring).
 _KEEPER_IGNORES = (
-    signal.SIGHUP,
     signal.SIGINT,
     signal.SIGQUIT,
     signal.SIGTSTP,
@@ -80,15 +95,17 @@ class CannotStartError(Exception):
 
 
 class Spawned(Value):
-    """The keeper's pid, the command's, and the pty's master side (the launcher's to read,
-    write and close)."""
+    """The child's side of a run: the keeper's pid, the command's, the pty's master side
+    (the launcher's to read, write and close), and ``veof``, the byte that ends the
+    command's input (as the keeper set the pty up)."""
 
-    __slots__ = ("child", "keeper", "master")
+    __slots__ = ("child", "keeper", "master", "veof")
 
-    def __init__(self, keeper: int, child: int, master: int = -1) -> None:
+    def __init__(self, keeper: int, child: int, master: int = -1, veof: bytes = b"\x04") -> None:
         self.keeper: Final = keeper
         self.child: Final = child
         self.master: Final = master
+        self.veof: Final = veof
 
 
 def exit_code(status: int) -> int:
@@ -165,7 +182,32 @@ def _cannot_start_message(program: str, error: BaseException) -> str:
     return f"tray: {program}: {reason}"
 
 
-def _become_command(argv: list[str], environ: dict[str, str], dispositions: Dispositions) -> None:
+class _Hangup:
+    """The keeper's SIGHUP handler: the command's group gets the hangup (and a SIGCONT,
+    as the kernel sends with it, so that a stopped command hears it)."""
+
+    def __init__(self) -> None:
+        self.command = 0
+        self.hung_up = False
+
+    def __call__(self, signum: int, frame: object) -> None:
+        self.hung_up = True
+        groups = {self.command}
+        # Only a SIGHUP sent by kill(), not a hangup: the terminal still answers then.
+        with contextlib.suppress(OSError):
+            groups.add(os.tcgetpgrp(0))
+        for group in groups:
+            for signal_number in (signal.SIGHUP, signal.SIGCONT):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(group, signal_number)
+
+
+def _become_command(
+    argv: list[str],
+    environ: dict[str, str],
+    dispositions: Dispositions,
+    mask: set[int | signal.Signals],
+) -> None:
     """In the command's process: become the pty's foreground job, then exec."""
     os.setpgid(0, 0)
     # SIGTTOU is still ignored here (inherited from the keeper), so a background
@@ -174,6 +216,9 @@ def _become_command(argv: list[str], environ: dict[str, str], dispositions: Disp
     os.tcsetpgrp(0, os.getpid())
     for signum, disposition in dispositions.items():
         signal.signal(signum, disposition)
+    # The keeper held SIGHUP back until it could pass it on; the command gets the
+    # launcher's own mask.
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     with contextlib.suppress(OSError):
         # `tray init`'s shell code tells its own session from a TRAY_SESSION_ID that a
         # tmux pane inherited by this: the terminal the session's command runs on.
@@ -184,6 +229,22 @@ def _become_command(argv: list[str], environ: dict[str, str], dispositions: Disp
     # way and reports why.
     with contextlib.suppress(OSError):
         os.execvpe(argv[0], argv, environ)  # noqa: S606 - exec is the point
+
+
+def _stop_unless_hung_up(hangup: _Hangup, mask: set[int | signal.Signals]) -> None:
+    """The command stopped: tell the launcher by stopping too; it continues us on resume.
+
+    After a hangup no launcher may be left to do that, so the keeper waits on, running.
+    SIGHUP is held back from the look to the stop: one that comes between them is seen
+    pending instead of being handled a moment too late (its SIGCONT would then come
+    before the SIGSTOP, and nothing would continue us).
+    """
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask | {signal.SIGHUP})
+    try:
+        if not hangup.hung_up and signal.SIGHUP not in signal.sigpending():
+            os.kill(os.getpid(), signal.SIGSTOP)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
 def _keep_session(
@@ -202,14 +263,20 @@ def _keep_session(
         signal.signal(signum, signal.SIG_DFL)
     for signum in _KEEPER_IGNORES:
         signal.signal(signum, signal.SIG_IGN)
+    hangup = _Hangup()
+    signal.signal(signal.SIGHUP, hangup)
     # Signals that came while they were blocked (SIGWINCH from ptyprocess's setwinsize)
-    # meet the default dispositions now, not the launcher's handlers.
-    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+    # meet the default dispositions now, not the launcher's handlers. SIGHUP stays
+    # blocked until the command's pid is known: a hangup before that waits, and is not
+    # lost.
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask | {signal.SIGHUP})
     setup_terminal(0)
     child = os.fork()
     if child == 0:
-        _become_command(argv, environ, dispositions)
+        _become_command(argv, environ, dispositions, mask)
         return
+    hangup.command = child
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     try:
         # Only the tty and the report pipe stay: ptyprocess's exec-error pipe, still
         # open here, would hold spawn() up until the keeper exits.
@@ -220,8 +287,7 @@ def _keep_session(
         while True:
             _, status = os.waitpid(child, os.WUNTRACED)
             if os.WIFSTOPPED(status):
-                # Tell the launcher by stopping too; it continues us on resume.
-                os.kill(os.getpid(), signal.SIGSTOP)
+                _stop_unless_hung_up(hangup, mask)
                 continue
             os._exit(exit_code(status))
     except BaseException:
@@ -245,13 +311,13 @@ def _read_to_end(fd: int) -> bytes:
 def spawn(
     argv: list[str],
     environ: dict[str, str],
-    dimensions: tuple[int, int],
     setup_terminal: Callable[[int], None],
     dispositions: Dispositions,
 ) -> Spawned:
     """Start keeper and command on a new pty; raise CannotStartError with the stderr line.
 
-    ``setup_terminal`` runs in the keeper on the pty's fd before the command starts.
+    ``setup_terminal`` runs in the keeper on the pty's fd before the command starts (it
+    sets the size: ptyprocess's own is rows and columns only).
     """
     # The keeper reports its pid and the command's through this pipe, and closes it.
     read_end, write_end = os.pipe2(os.O_CLOEXEC)
@@ -263,7 +329,6 @@ def spawn(
         process = _KeeperPty.spawn(
             argv,
             env=environ,
-            dimensions=dimensions,
             preexec_fn=lambda: _keep_session(
                 report=write_end,
                 argv=argv,
@@ -294,11 +359,21 @@ def spawn(
         if process is not None:
             process.close_fd()
         if keeper is not None:
-            os.waitpid(keeper, 0)
+            os.waitpid(keeper, 0)  # it exits with the command, at once
         elif isinstance(failure, OSError) and failure.errno:
             # No keeper, yet an error number: making the pty or forking failed.
             raise CannotStartError(f"tray: cannot start {argv[0]}: {failure.strerror}")
         raise CannotStartError(
             _cannot_start_message(argv[0], failure or OSError("no command started"))
         )
-    return Spawned(process.pid, child, process.take_fd())
+    master = process.take_fd()
+    try:
+        # Only the launcher may hold the master: a copy in a child of ours would keep
+        # the pty from hanging up when we die.
+        os.set_inheritable(master, False)
+        # As the keeper left them: termios calls on the master act on the tty.
+        veof = termios.tcgetattr(master)[CC][termios.VEOF]
+    except BaseException:
+        os.close(master)
+        raise
+    return Spawned(process.pid, child, master, veof if isinstance(veof, bytes) else bytes([veof]))

@@ -38,6 +38,33 @@ class WindowSize(Value):
         self.ypixel: Final = ypixel
 
 
+class UserTerminal(Value):
+    """The user's side of a run, as the proxy sees it.
+
+    ``stdin`` is -1 when there is no input at all; ``stdout`` None when output goes
+    nowhere. ``raw`` is the user's terminal in raw mode, None in pipe mode. ``size_fd``
+    is the terminal whose size the command's pty follows, if any. ``tstp_ignored``: we
+    were started with SIGTSTP ignored (no job control above us), so a stopped command
+    does not stop the launcher with it.
+    """
+
+    __slots__ = ("raw", "size_fd", "stdin", "stdout", "tstp_ignored")
+
+    def __init__(
+        self,
+        stdin: int,
+        stdout: int | None,
+        raw: RawMode | None,
+        size_fd: int | None,
+        tstp_ignored: bool,
+    ) -> None:
+        self.stdin: Final = stdin
+        self.stdout: Final = stdout
+        self.raw: Final = raw
+        self.size_fd: Final = size_fd
+        self.tstp_ignored: Final = tstp_ignored
+
+
 def get_size(fd: int) -> WindowSize | None:
     """The terminal's size, or None when ``fd`` is no terminal or reports no size."""
     try:

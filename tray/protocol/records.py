@@ -12,7 +12,8 @@ if TYPE_CHECKING:
     from typing import Final
 
 CAPACITY = 256
-# States that outlive the program and a new prompt, until the person has seen them.
+# The finished states: they outlive the program and a new prompt, until the person has
+# seen them. The one name for them; the app's overview, menu and remote view use it too.
 LASTING = frozenset({"done", "error"})
 
 

@@ -5,5 +5,7 @@ writes framed lines (:mod:`tray.remote.frames`) to its stdout; here, one ``ssh``
 configured host (:mod:`tray.remote.hosts`) carries them to a :class:`~tray.remote.link.
 HostLink`, which turns them into namespaced sessions (:mod:`tray.remote.sessions`) for
 the app. Nothing listens on a port: ssh is the only transport, and the remote end lives
-exactly as long as the ssh session that started it.
+exactly as long as the ssh session that started it. Every ssh child starts in
+:mod:`tray.remote.ssh`; the one-shot commands (doctor's check, ``tray status --host``,
+dismiss, focus and answer) are :mod:`tray.remote.actions`.
 """

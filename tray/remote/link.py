@@ -7,58 +7,44 @@ link's health through ``on_status``: one change when the host is lost, however m
 retries follow, and one when it is back. Callbacks run on the link's thread; they should
 store what they get and wake the app, not work there.
 
-ssh's stdin is a pipe that is never written: closing it is what ends the remote end,
-and it closes by itself if this process dies, so no remote stream outlives the tray.
+ssh's stdin carries one kind of line, an answer request (:meth:`HostLink.answer`), to a
+stream that said it takes them; closing it is what ends the remote end, and it closes by
+itself if this process dies, so no remote stream outlives the tray.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import os
-import re
-import select
-import signal
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import IO, Final, Literal
+from typing import Literal
 
-from tray.remote.failures import NOT_FOUND, SSH_ERROR, Failure, classify, short_line
+from tray.launcher.answer_socket import REPLY_TIMEOUT
+from tray.remote.failures import Failure, classify
 from tray.remote.frames import (
-    MAX_FRAME,
+    ANSWERED,
     STATE,
-    VERSION,
+    AnswerRequest,
     Backoff,
     Coalescer,
     Frame,
     FrameError,
-    LineSplitter,
-    parse_frame,
+    encode_answer_request,
+    parse_answer_reply,
+    takes_answers,
 )
-from tray.remote.hosts import HostConfig, dismiss_argv, focus_argv, stream_argv, version_argv
-from tray.remote.sessions import (
-    RemoteDocumentError,
-    RemoteState,
-    clock_time,
-    parse_document,
-    split_remote_id,
-)
-from tray.text import clean_text, cut
+from tray.remote.hosts import HostConfig, stream_argv
+from tray.remote.sessions import RemoteDocumentError, RemoteState, clock_time, parse_document
+from tray.remote.ssh import FrameReader, Ssh, start_ssh
 
 LinkState = Literal["connecting", "connected", "unreachable"]
 StateCallback = Callable[[str, RemoteState], None]
 StatusCallback = Callable[[str, "HostStatus"], None]
-
-STDERR_KEPT: Final = 8192
-READ_CHUNK: Final = 65536
-CHECK_TIMEOUT: Final = 15.0
-ACTION_TIMEOUT: Final = 15.0
-# Focus runs on the app's worker, which shows nothing new while it waits.
-FOCUS_TIMEOUT: Final = 5.0
-_VERSION_LINE: Final = re.compile(r"tray (\S{1,40})")
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,117 +74,18 @@ class HostStatus:
         return f"{text}: {self.failure.reason}" if self.failure is not None else text
 
 
-class _StderrTail:
-    """The last few KiB ssh wrote to stderr: its error is at the end, and a chatty
-    remote must not grow memory."""
-
-    def __init__(self, stream: IO[bytes]) -> None:
-        self._stream = stream
-        self._data = bytearray()
-        self._thread = threading.Thread(target=self._drain, name="tray-ssh-stderr", daemon=True)
-        self._thread.start()
-
-    def _drain(self) -> None:
-        fd = self._stream.fileno()
-        try:
-            while chunk := os.read(fd, READ_CHUNK):
-                self._data += chunk
-                del self._data[:-STDERR_KEPT]
-        except OSError:
-            pass
-        # Closed here, by the only reader: a ProxyCommand may hold the pipe open after
-        # ssh is gone, and closing it under a blocked read could hand its number to
-        # another file that this thread would then read.
-        self._stream.close()
-
-    def text(self, timeout: float) -> str:
-        self._thread.join(timeout)
-        return bytes(self._data).decode("utf-8", "replace")
+# The remote launcher's longest wait, and a margin for the link itself.
+LINK_ANSWER_TIMEOUT = REPLY_TIMEOUT + 2.0
 
 
-class _Ssh:
-    """One ssh child in its own process group, so a ProxyCommand goes with it."""
+class _Pending:
+    """One answer request sent on the link, until its reply comes or the link ends."""
 
-    def __init__(self, argv: Sequence[str], environ: Mapping[str, str] | None) -> None:
-        self.proc = subprocess.Popen(
-            list(argv),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=None if environ is None else dict(environ),
-            start_new_session=True,
-        )
-        assert self.proc.stdout is not None and self.proc.stderr is not None
-        self._stdout = self.proc.stdout.fileno()
-        self._stderr = _StderrTail(self.proc.stderr)
-        self._closed = False
+    __slots__ = ("done", "result")
 
-    def read(self, timeout: float, wake: int | None = None) -> bytes | None:
-        """Whatever came within ``timeout`` seconds (maybe nothing); None at the end.
-
-        A byte on ``wake`` cuts the wait short, so a stop never waits for ssh.
-        """
-        if self._closed:
-            return None
-        watched = [self._stdout] if wake is None else [self._stdout, wake]
-        ready, _, _ = select.select(watched, [], [], max(0.0, timeout))
-        if self._stdout not in ready:
-            return b""
-        try:
-            data = os.read(self._stdout, READ_CHUNK)
-        except OSError:
-            data = b""
-        if not data:
-            self._closed = True
-            return None
-        return data
-
-    def terminate(self) -> None:
-        """End the remote side by closing stdin, and ssh itself at once."""
-        self._close_stdin()
-        self._signal(signal.SIGTERM)
-
-    def _close_stdin(self) -> None:
-        # Both the link's thread and stop() may get here; the second close is a no-op.
-        with contextlib.suppress(OSError, ValueError):
-            if self.proc.stdin is not None:
-                self.proc.stdin.close()
-
-    def _signal(self, signum: int) -> None:
-        # Only while the leader is unreaped: its pid, and so the group id, is still ours.
-        if self.proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.proc.pid, signum)
-
-    def finish(self, grace: float) -> tuple[int | None, str]:
-        """Wait for ssh (killing it after ``grace``); its exit status and stderr."""
-        self._close_stdin()
-        try:
-            code: int | None = self.proc.wait(grace)
-        except subprocess.TimeoutExpired:
-            self._signal(signal.SIGTERM)
-            try:
-                code = self.proc.wait(grace)
-            except subprocess.TimeoutExpired:
-                self._signal(signal.SIGKILL)
-                code = self.proc.wait()
-        stderr = self._stderr.text(grace)
-        assert self.proc.stdout is not None
-        self.proc.stdout.close()
-        return (None if code is not None and code < 0 else code), stderr
-
-
-def _no_ssh(program: str, error: OSError) -> Failure:
-    return Failure(
-        "no-ssh", f"cannot run {program}: {error.strerror or error}", "install the OpenSSH client"
-    )
-
-
-def _start_ssh(argv: Sequence[str], environ: Mapping[str, str] | None) -> _Ssh | Failure:
-    try:
-        return _Ssh(argv, environ)
-    except OSError as error:
-        return _no_ssh(argv[0], error)
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.result: tuple[bool, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,11 +125,16 @@ class HostLink:
         self._wake_read, self._wake_write = os.pipe()
         os.set_blocking(self._wake_write, False)
         self._lock = threading.Lock()
-        self._ssh: _Ssh | None = None
+        self._ssh: Ssh | None = None
         self._status = HostStatus(host.name, "connecting", clock())
         self._state: RemoteState | None = None
         self._last_seen: float | None = None
         self._bad_documents = 0
+        # Under the lock: whether this connection's stream said it takes answers, and
+        # the requests sent on it that wait for their reply.
+        self._takes_answers = False
+        self._pending: dict[int, _Pending] = {}
+        self._request_ids = itertools.count(1)
         self._thread = threading.Thread(
             target=self._run, name=f"tray-host-{host.name}", daemon=True
         )
@@ -258,6 +150,42 @@ class HostLink:
 
     def start(self) -> None:
         self._thread.start()
+
+    def answer(
+        self,
+        session_id: str,
+        answer: str,
+        record: str | None,
+        since: float | None,
+        timeout: float = LINK_ANSWER_TIMEOUT,
+    ) -> tuple[bool, str] | None:
+        """Answer the host's session ``session_id`` (its id there) over the open link.
+
+        True when the keys reached the program; False and the remote launcher's reason
+        (or why the request is bad) when refused; None when it could not go this way
+        (not connected, a stream too old to take answers, no reply within ``timeout``,
+        the link ended first), and the caller answers by a one-shot ssh instead. The
+        remote launcher answers a prompt once, so a retry never types twice. Any thread.
+        """
+        with self._lock:
+            ssh = self._ssh
+            if ssh is None or not self._takes_answers or self._status.state != "connected":
+                return None
+            request_id = next(self._request_ids)
+            try:
+                line = encode_answer_request(
+                    AnswerRequest(request_id, session_id, record, since, answer)
+                )
+            except ValueError as error:
+                return False, str(error)
+            pending = self._pending[request_id] = _Pending()
+        try:
+            if not ssh.send(line) or not pending.done.wait(timeout):
+                return None
+            return pending.result
+        finally:
+            with self._lock:
+                self._pending.pop(request_id, None)
 
     def request_stop(self) -> None:
         """Tell the link to end, without waiting for it."""
@@ -326,16 +254,17 @@ class HostLink:
             self._stopping.wait(backoff.next())
 
     def _attempt(self) -> _Outcome:
-        started = _start_ssh(stream_argv(self.host, self._ssh_program), self._environ)
+        started = start_ssh(stream_argv(self.host, self._ssh_program), self._environ)
         if isinstance(started, Failure):
             return _Outcome(False, started)
         ssh = started
         with self._lock:
             self._ssh = ssh
+            self._takes_answers = False
         if self._stopping.is_set():
             ssh.terminate()
         timings = self._timings
-        splitter = LineSplitter(MAX_FRAME)
+        reader = FrameReader(self.host)
         coalescer: Coalescer[Frame] = Coalescer(timings.min_interval)
         monotonic = time.monotonic
         deadline = monotonic() + timings.dead_after
@@ -358,19 +287,16 @@ class HostLink:
                 data = ssh.read(wait, self._wake_read)
                 if data is None:
                     break
-                for line in splitter.feed(data):
-                    frame = parse_frame(line)
-                    if frame is None:
-                        continue  # a MOTD, a chatty profile: not ours
-                    if frame.version != VERSION:
-                        failure = _incompatible(self.host, frame.version)
-                        ssh.terminate()
-                        break
+                for frame in reader.feed(data):
                     self._last_seen = self._clock()
                     deadline = monotonic() + timings.dead_after
                     if frame.kind == STATE:
                         coalescer.offer(frame)
-                if failure is not None:
+                    elif frame.kind == ANSWERED:
+                        self._answered(frame)
+                if reader.failure is not None:
+                    failure = reader.failure
+                    ssh.terminate()
                     break
                 frame_due = coalescer.take(monotonic())
                 if frame_due is not None:
@@ -383,18 +309,37 @@ class HostLink:
             code, stderr = ssh.finish(timings.grace)
             with self._lock:
                 self._ssh = None
+                self._takes_answers = False
+                # Their replies can no longer come: each caller goes the one-shot way.
+                for pending in self._pending.values():
+                    pending.done.set()
         if failure is None:
             failure = classify(self.host, stderr, code)
         return _Outcome(delivered, failure)
 
+    def _answered(self, frame: Frame) -> None:
+        reply = parse_answer_reply(frame)
+        if reply is None:
+            return
+        request_id, ok, reason = reply
+        with self._lock:
+            pending = self._pending.get(request_id)
+            if pending is None or pending.done.is_set():
+                return  # a reply nobody waits for (any more): ignored
+            pending.result = (True, f"answered on {self.host.name}") if ok else (False, reason)
+            pending.done.set()
+
     def _deliver(self, frame: Frame) -> bool:
         try:
-            state = parse_document(self.host.name, frame.json(), self._clock())
+            document = frame.json()
+            state = parse_document(self.host.name, document, self._clock())
         except (FrameError, RemoteDocumentError) as error:
             self._bad_documents += 1
             if self._bad_documents == 1:
                 self._log.warning("%s: ignoring a bad status document: %s", self.host.name, error)
             return False
+        with self._lock:
+            self._takes_answers = takes_answers(document)
         if self._state is None:
             state = replace(state, initial=True)
         self._state = state
@@ -418,20 +363,6 @@ class HostLink:
             self._on_status(self.host.name, status)
         except Exception:
             self._log.exception("%s: on_status failed", self.host.name)
-
-
-def _incompatible(host: HostConfig, version: int) -> Failure:
-    if version > VERSION:
-        return Failure(
-            "incompatible",
-            f"the tray on {host.name} is newer than this one",
-            "upgrade tray here (pipx upgrade tray)",
-        )
-    return Failure(
-        "old-tray",
-        f"the tray on {host.name} is too old for remote sessions",
-        "upgrade tray there (pipx upgrade tray)",
-    )
 
 
 class HostLinks:
@@ -468,243 +399,9 @@ class HostLinks:
         return next((link for link in self.links if link.host.name == name), None)
 
 
-# One-shot commands: `tray doctor`, `tray status --host`, and the menu's actions.
-
-
-def _run_once(
-    argv: Sequence[str], timeout: float, environ: Mapping[str, str] | None
-) -> tuple[int | None, str, str] | Failure:
-    """Run one short ssh with stdin closed; its exit status, stdout and stderr."""
-    try:
-        proc = subprocess.Popen(
-            list(argv),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=None if environ is None else dict(environ),
-            start_new_session=True,
-        )
-    except OSError as error:
-        return _no_ssh(argv[0], error)
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        return Failure(
-            "timeout",
-            f"no answer within {timeout:g} s",
-            "check that 'ssh DESTINATION true' works without a prompt",
-        )
-    code = proc.returncode
-    return (
-        None if code < 0 else code,
-        out[-STDERR_KEPT:].decode("utf-8", "replace"),
-        err[-STDERR_KEPT:].decode("utf-8", "replace"),
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class HostCheck:
-    ok: bool
-    found: str  # "tray 0.1.0 on me@devbox", or what went wrong
-    fix: str | None = None
-
-    def line(self) -> str:
-        return f"{self.found}; fix: {self.fix}" if self.fix else self.found
-
-
-def diagnose_host(
-    host: HostConfig,
-    timeout: float = CHECK_TIMEOUT,
-    *,
-    environ: Mapping[str, str] | None = None,
-    ssh: str = "ssh",
-) -> HostCheck:
-    """One ``REMOTE_COMMAND --version`` over ssh, with ``timeout``, for `tray doctor`."""
-    result = _run_once(version_argv(host, ssh), timeout, environ)
-    if isinstance(result, Failure):
-        if result.kind == "timeout":
-            return HostCheck(
-                False,
-                f"no answer from {host.destination} within {timeout:g} s",
-                f"check that 'ssh {host.destination} true' works without a prompt",
-            )
-        return HostCheck(False, result.reason, result.fix)
-    code, out, err = result
-    if code == 0:
-        for line in reversed(out.splitlines()):
-            match = _VERSION_LINE.fullmatch(line.strip())
-            if match is not None:
-                version = clean_text(match.group(1))
-                return HostCheck(True, f"tray {version} on {host.destination}")
-        command = cut(clean_text(host.remote_command), 60)
-        return HostCheck(
-            False,
-            f"'{command} --version' on {host.name} did not print a tray version",
-            "point remote_command at the tray program there",
-        )
-    failure = classify(host, err, code)
-    return HostCheck(False, failure.reason, failure.fix)
-
-
-def check_host(
-    host: HostConfig,
-    timeout: float = CHECK_TIMEOUT,
-    *,
-    environ: Mapping[str, str] | None = None,
-    ssh: str = "ssh",
-) -> tuple[bool, str]:
-    """Whether ``host`` can be reached and runs tray, and one line saying so."""
-    check = diagnose_host(host, timeout, environ=environ, ssh=ssh)
-    return check.ok, check.line()
-
-
-def _stderr_lines(err: str) -> list[str]:
-    """A remote command's own complaints, each cut to one safe line."""
-    return [short_line(line) for line in err.splitlines() if clean_text(line)]
-
-
-def dismiss_remote(
-    host: HostConfig,
-    session_ids: Sequence[str],
-    timeout: float = ACTION_TIMEOUT,
-    *,
-    environ: Mapping[str, str] | None = None,
-    ssh: str = "ssh",
-) -> tuple[bool, str]:
-    """``tray dismiss ID...`` on ``host`` for its sessions, ids as the app has them
-    (``host:devbox/<id>``) or as the remote does; every id is checked before use."""
-    remote_ids: list[str] = []
-    for session_id in session_ids:
-        parts = split_remote_id(session_id)
-        if parts is not None:
-            if parts[0] != host.name:
-                return False, f"{short_line(session_id, 80)} is not a session of {host.name}"
-            remote_ids.append(parts[1])
-        else:
-            remote_ids.append(session_id)
-    try:
-        argv = dismiss_argv(host, remote_ids, ssh)
-    except ValueError as error:
-        return False, short_line(str(error), 120)
-    result = _run_once(argv, timeout, environ)
-    if isinstance(result, Failure):
-        return False, result.line()
-    code, _, err = result
-    if code == 0:
-        return True, f"dismissed on {host.name}"
-    if code == 1:
-        # tray dismiss's own answer: "still running", "no session ...".
-        lines = _stderr_lines(err)
-        return False, lines[-1] if lines else f"dismiss failed on {host.name}"
-    return False, classify(host, err, code).line()
-
-
-def focus_remote(
-    host: HostConfig,
-    pane: str,
-    socket: str,
-    timeout: float = FOCUS_TIMEOUT,
-    *,
-    environ: Mapping[str, str] | None = None,
-    ssh: str = "ssh",
-) -> tuple[bool, str]:
-    """Select a remote session's tmux window and pane on ``host``; whether it worked,
-    and one line saying so. ``pane`` and ``socket`` are checked before use."""
-    try:
-        argv = focus_argv(host, pane, socket, ssh)
-    except ValueError as error:
-        return False, short_line(str(error), 120)
-    result = _run_once(argv, timeout, environ)
-    if isinstance(result, Failure):
-        return False, result.line()
-    code, _, err = result
-    if code == 0:
-        return True, f"selected tmux pane {pane} on {host.name}"
-    if code == SSH_ERROR:
-        return False, classify(host, err, code).line()
-    # tmux's own complaint: "can't find pane: %9", "no server running on ...".
-    lines = _stderr_lines(err)
-    if code == NOT_FOUND and not lines:
-        return False, f"tmux is not installed on {host.name}"
-    return False, lines[0] if lines else f"tmux failed on {host.name} with status {code}"
-
-
-class RemoteError(Exception):
-    def __init__(self, failure: Failure) -> None:
-        super().__init__(failure.line())
-        self.failure = failure
-
-
-def fetch_state(
-    host: HostConfig,
-    timeout: float = CHECK_TIMEOUT,
-    *,
-    environ: Mapping[str, str] | None = None,
-    ssh: str = "ssh",
-    clock: Callable[[], float] = time.time,
-) -> RemoteState:
-    """The host's sessions once, for `tray status --host`: the stream's first document.
-
-    Raises :class:`RemoteError` with the reason and the fix when there is none in time.
-    """
-    started = _start_ssh(stream_argv(host, ssh), environ)
-    if isinstance(started, Failure):
-        raise RemoteError(started)
-    deadline = time.monotonic() + timeout
-    splitter = LineSplitter(MAX_FRAME)
-    failure: Failure | None = None
-    state: RemoteState | None = None
-    try:
-        while state is None and failure is None:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                failure = Failure(
-                    "timeout",
-                    f"no sessions from {host.name} within {timeout:g} s",
-                    f"check that 'ssh {host.destination} true' works without a prompt",
-                )
-                break
-            data = started.read(remaining)
-            if data is None:
-                break
-            for line in splitter.feed(data):
-                frame = parse_frame(line)
-                if frame is None:
-                    continue
-                if frame.version != VERSION:
-                    failure = _incompatible(host, frame.version)
-                    break
-                if frame.kind != STATE:
-                    continue
-                try:
-                    state = parse_document(host.name, frame.json(), clock())
-                except (FrameError, RemoteDocumentError) as error:
-                    failure = Failure("other", f"{host.name} sent a bad status document: {error}")
-                break
-    finally:
-        if state is not None or failure is not None:
-            started.terminate()
-        # After the end of its output, ssh is left to exit by itself: its status and
-        # last words are what explain the failure.
-        code, stderr = started.finish(1.0)
-    if state is not None:
-        return state
-    raise RemoteError(failure or classify(host, stderr, code))
-
-
 __all__ = [
-    "HostCheck",
     "HostLink",
     "HostLinks",
     "HostStatus",
     "LinkTimings",
-    "RemoteError",
-    "check_host",
-    "diagnose_host",
-    "dismiss_remote",
-    "fetch_state",
-    "focus_remote",
 ]

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
-from tray.app.overview import REMOTE_PANE_KEY, REMOTE_SOCKET_KEY, session_label
+from tray.labels import REMOTE_PANE_KEY, REMOTE_SOCKET_KEY, session_label
 from tray.protocol.records import CAPACITY, Record
 from tray.protocol.report import MAX_APP, MAX_ID, MAX_MSG_DECODED, MAX_TITLE_DECODED
 from tray.remote.hosts import NAME_PATTERN, valid_pane, valid_remote_id, valid_socket

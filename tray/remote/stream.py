@@ -6,40 +6,65 @@ nothing changed for a while, so the reader can tell a quiet host from a dead lin
 
 It lives exactly as long as the ssh session that started it: it stops when its stdin
 reaches end of file (the link closed it, or sshd went away) or when a write fails.
+
+Its stdin carries one kind of request, an answer to a permission prompt
+(:class:`~tray.remote.frames.AnswerRequest`), and nothing else is read there: a line
+that is not a valid request is skipped without a reply. A request only names the prompt;
+it goes to the session's own launcher, over the answer socket whose path comes from this
+host's state directory and the checked session id, exactly as ``tray answer`` does it
+here, and the launcher decides whether to type. One request is carried out at a time,
+on a thread of its own, so the launcher's wait never holds up the heartbeat.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
-import logging
 import os
+import queue
 import sys
 import threading
-import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import IO, Any, Final
 
-from tray.app.watcher import DirectoryWatcher
+from tray.answering import DEFAULT_SETTINGS, ENDED, AnswerSettings
 from tray.config import load_config
 from tray.environment import Environment
-from tray.remote.frames import BEAT, STATE, encode_frame
+from tray.launcher.answer_socket import send_answer, socket_path
+from tray.live import LIVENESS_PERIOD, ChangeWatch, LiveSessions, watch
+from tray.logs import discard_output, stderr_log
+from tray.remote.frames import (
+    ANSWERS_VERSION,
+    BEAT,
+    MAX_REQUEST,
+    STATE,
+    TAKES_ANSWERS,
+    AnswerRequest,
+    LineSplitter,
+    encode_answer_reply,
+    encode_frame,
+    parse_answer_request,
+)
 from tray.session import Session, status_document
-from tray.store import StateStore, expired
-from tray.text import clean_text
+from tray.store import StateStore, valid_session_id, with_liveness
 
 HEARTBEAT: Final = 15.0
-# A SIGKILLed launcher writes nothing; only a re-read finds it dead, as `--watch` does.
-LIVENESS_PERIOD: Final = 2.0
 # A launcher rewrites its file up to ten times a second; many sessions together would
 # otherwise send a frame per write. The first change after a quiet spell goes at once.
 MIN_INTERVAL: Final = 0.1
 
 
-def stream_document(sessions: list[Session]) -> dict[str, Any]:
+def stream_document(
+    sessions: list[Session], answering: AnswerSettings = DEFAULT_SETTINGS
+) -> dict[str, Any]:
     """``tray status --json``'s document, plus the fields per session the tray uses:
     whether the name was given (for labels), the last keystroke (for typing grace), and
-    the tmux pane and socket the session runs in, when it does (for Focus over ssh)."""
-    document = status_document(sessions)
+    the tmux pane and socket the session runs in, when it does (for Focus over ssh).
+    ``answering`` is this host's ``[answer]``: its launchers are the ones that type.
+    It also says which answer requests this stream takes on its stdin."""
+    document = status_document(sessions, answering)
+    document[TAKES_ANSWERS] = ANSWERS_VERSION
     for entry, session in zip(document["sessions"], sessions, strict=True):
         entry["name_given"] = session.name_given
         entry["last_input_at"] = session.last_input_at
@@ -63,37 +88,86 @@ def tmux_facts(terminal: Mapping[str, str]) -> dict[str, str] | None:
     return {"pane": pane, "socket": socket} if socket else None
 
 
-class _Reader:
-    """Reads the state directory as `tray status` does, warning once per problem."""
-
-    def __init__(self, env: Environment, log: logging.Logger) -> None:
-        self._env = env
-        self._store = StateStore(env.state_dir())
-        self._keep_ended = load_config(env).sessions.keep_ended
-        self._log = log
-        self._warned: set[str] = set()
-
-    def document(self) -> dict[str, Any]:
-        now = self._env.clock()
-        sessions, problems = self._store.read_all(now)
-        for problem in problems:
-            message = f"skipping {problem.path.name}: {problem.reason}"
-            if problem.path == self._store.directory:
-                message = f"cannot read {problem.path}: {problem.reason}"
-            if message not in self._warned:
-                self._warned.add(message)
-                self._log.warning("%s", clean_text(message))
-        live = [s for s in sessions if not expired(s, now, self._keep_ended)]
-        return stream_document(live)
+# Requests waiting behind the one being carried out; more are refused at once.
+MAX_WAITING: Final = 4
+BUSY: Final = "another answer is under way"
+GONE: Final = "the session is gone"
 
 
-def _watch_stdin(fd: int, closed: threading.Event, wake: threading.Event) -> None:
-    # Nothing is read from stdin; it is there so that its end ends the stream.
+def answer_here(directory: Path, request: AnswerRequest) -> tuple[bool, str]:
+    """Hand one checked request to its session's launcher, as ``tray answer`` would;
+    True when the keys went in, else False and the reason. Blocks for as long as the
+    launcher holds the answer (its reply timeout at most)."""
+    if not valid_session_id(request.session):
+        return False, GONE
+    store = StateStore(directory)
     try:
-        while os.read(fd, 65536):
-            pass
+        session = with_liveness(store.read(store.path_for(request.session)))
+    except FileNotFoundError:
+        return False, GONE
+    except (OSError, ValueError):
+        return False, "cannot read its state"
+    if not session.running:
+        return False, ENDED
+    path = socket_path(directory, request.session)
+    return send_answer(path, request.answer, request.record, request.since)
+
+
+class Answerer:
+    """Carries out answer requests one at a time on its own thread, and writes each
+    outcome as an ``answered`` frame through ``send``."""
+
+    def __init__(
+        self,
+        send: Callable[[bytes], None],
+        answer: Callable[[AnswerRequest], tuple[bool, str]],
+    ) -> None:
+        self._send = send
+        self._answer = answer
+        self._waiting: queue.Queue[AnswerRequest | None] = queue.Queue(MAX_WAITING)
+        self._thread = threading.Thread(target=self._run, name="tray-answer", daemon=True)
+        self._thread.start()
+
+    def offer(self, request: AnswerRequest) -> None:
+        try:
+            self._waiting.put_nowait(request)
+        except queue.Full:
+            self._send(encode_answer_reply(request.id, False, BUSY))
+
+    def close(self) -> None:
+        # A request under way still finishes; the daemon thread never holds up the exit.
+        with contextlib.suppress(queue.Full):
+            self._waiting.put_nowait(None)
+
+    def _run(self) -> None:
+        while (request := self._waiting.get()) is not None:
+            try:
+                ok, reason = self._answer(request)
+            except Exception as error:  # one bad request must not end the answering
+                ok, reason = False, f"internal error: {type(error).__name__}"
+            self._send(encode_answer_reply(request.id, ok, "" if ok else reason))
+
+
+def read_requests(fd: int, on_request: Callable[[AnswerRequest], None]) -> None:
+    """Read ``fd`` to its end, handing each valid request on; every other line, and any
+    line longer than a request can be, is skipped."""
+    splitter = LineSplitter(MAX_REQUEST)
+    try:
+        while data := os.read(fd, 65536):
+            for line in splitter.feed(data):
+                request = parse_answer_request(line)
+                if request is not None:
+                    on_request(request)
     except OSError:
         pass
+
+
+def _watch_stdin(
+    fd: int, answerer: Answerer, closed: threading.Event, wake: threading.Event
+) -> None:
+    # Its end is what ends the stream.
+    read_requests(fd, answerer.offer)
+    answerer.close()
     closed.set()
     wake.set()
 
@@ -112,73 +186,53 @@ def run_stream(
     Configuration errors (the remote's own config.toml) propagate as they do for any
     command, so the caller reports them as one line on stderr.
     """
-    log = _stderr_log(env)
-    reader = _Reader(env, log)
+    log = stderr_log("tray.remote.stream", env.stderr, "tray status")
     directory = env.state_dir()
-    changed = threading.Event()
+    config = load_config(env)
+    reader = LiveSessions(StateStore(directory), config.sessions.keep_ended, log)
+    changes = ChangeWatch(directory, log)
     closed = threading.Event()
+    # The answer thread writes too; a frame goes out whole or not at all.
+    writing = threading.Lock()
+
+    def send(frame: bytes) -> None:
+        with writing:
+            try:
+                stdout.write(frame)
+                stdout.flush()
+            except (OSError, ValueError):
+                # EPIPE and its kin: whoever read the stream is gone, which ends it.
+                closed.set()
+
+    answerer = Answerer(send, lambda request: answer_here(directory, request))
     threading.Thread(
-        target=_watch_stdin, args=(stdin.fileno(), closed, changed), daemon=True
+        target=_watch_stdin,
+        args=(stdin.fileno(), answerer, closed, changes.changed),
+        daemon=True,
     ).start()
-    watcher = DirectoryWatcher(directory, changed, log)
-    watching = False
-    last_text: str | None = None
-    last_write = -float("inf")
-    monotonic = time.monotonic
+    latest: dict[str, Any] = {}
+
+    def line() -> str:
+        latest["document"] = stream_document(reader.current(env.clock()), config.answer)
+        return json.dumps(latest["document"], sort_keys=True)
 
     def write(kind: str, payload: dict[str, Any]) -> None:
-        nonlocal last_write
-        try:
-            stdout.write(encode_frame(kind, payload))
-            stdout.flush()
-        except OSError:
-            # EPIPE and its kin: whoever read the stream is gone, which ends it.
-            closed.set()
-        last_write = monotonic()
+        send(encode_frame(kind, payload))
 
-    try:
-        # The first round runs even with stdin already at its end (`< /dev/null`): that
-        # prints the state once, as `tray status --format json` would.
-        while True:
-            if not watching and directory.is_dir():
-                # Once, even when it fails: the watcher then logs why, and the
-                # liveness re-read still finds every change, only later.
-                watching = True
-                watcher.start()
-            # Cleared before reading: a change during the read wakes the next round.
-            changed.clear()
-            document = reader.document()
-            text = json.dumps(document, sort_keys=True)
-            if text != last_text:
-                write(STATE, document)
-                last_text = text
-            elif monotonic() - last_write >= heartbeat:
-                write(BEAT, {"at": env.clock()})
-            if closed.is_set():
-                break
-            wait = min(liveness, max(0.0, last_write + heartbeat - monotonic()))
-            if changed.wait(wait) and not closed.is_set():
-                _pause(closed, last_write + min_interval - monotonic())
-            if closed.is_set():
-                break
-    finally:
-        watcher.stop()
+    # The first round runs even with stdin already at its end (`< /dev/null`): that
+    # prints the state once, as `tray status --format json` would.
+    watch(
+        line,
+        lambda _text: write(STATE, latest["document"]),
+        changes,
+        period=liveness,
+        stopping=closed.is_set,
+        beat=lambda: write(BEAT, {"at": env.clock()}),
+        beat_every=heartbeat,
+        min_interval=min_interval,
+        pause=closed.wait,
+    )
     return 0
-
-
-def _pause(closed: threading.Event, seconds: float) -> None:
-    if seconds > 0:
-        closed.wait(seconds)
-
-
-def _stderr_log(env: Environment) -> logging.Logger:
-    log = logging.getLogger("tray.remote.stream")
-    log.propagate = False
-    log.handlers.clear()
-    handler = logging.StreamHandler(env.stderr)
-    handler.setFormatter(logging.Formatter("tray status: %(message)s"))
-    log.addHandler(handler)
-    return log
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -199,12 +253,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.stderr.write(f"tray status: {' '.join(str(error).split())}\n")
         status = 1
     # The reader may be gone; nothing left to flush must turn into an error at exit.
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except OSError:
-        pass
+    discard_output(sys.stdout.fileno())
     sys.exit(status)
 
 

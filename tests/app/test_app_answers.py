@@ -1,0 +1,292 @@
+"""The app's side of answering: an Answer message goes to the session's own launcher over
+its answer socket, and the outcome withdraws the notification or says why not.
+
+The launcher's end is the real :class:`AnswerSocket`, bound in a temporary state
+directory and served on a thread of the test, with the real gate
+(:func:`tray.answering.decide`) over records the test sets; its ``type_keys`` writes
+down what would have gone into the program.
+"""
+
+from __future__ import annotations
+
+import logging
+import select
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers.sessions import live_session
+
+from tray.answering import CHANGED, DEFAULT_SETTINGS, TYPED, Decision, Request, decide
+from tray.app.answer_target import AnswerTarget
+from tray.app.answers import AnswerDesk, Outcome, Where, carry_out, refusal_line
+from tray.app.main import TrayApp
+from tray.app.messages import Answer
+from tray.app.overview import Overview
+from tray.config import load_config
+from tray.environment import Environment
+from tray.launcher.answer_socket import AnswerSocket, socket_path
+from tray.protocol.records import Record
+from tray.session import Session
+from tray.store import StateStore
+
+SID = "77-api"
+LOG = logging.getLogger("test-app-answers")
+
+
+def prompt(since: float, app: str = "claude-code") -> Record:
+    return Record("", "blocked", "permission", None, app, None, "approve Bash: ls", since, since)
+
+
+class LauncherEnd:
+    """A launcher's answer socket, served on a thread: the real socket and gate."""
+
+    def __init__(self, state_dir: Path, records: tuple[Record, ...]) -> None:
+        self.records = records
+        self.last_input_at: float | None = None
+        self.typed: list[bytes] = []
+        self.requests: list[Request] = []
+        self._socket = AnswerSocket(
+            socket_path(state_dir, SID), self._gate, self._type, record_clock=time.time
+        )
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _gate(self, request: Request) -> Decision:
+        self.requests.append(request)
+        return decide(self.records, request, self.last_input_at, DEFAULT_SETTINGS)
+
+    def _type(self, keys: bytes) -> bool:
+        self.typed.append(keys)
+        return True
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            ready, _, _ = select.select(self._socket.fds(), [], [], 0.01)
+            for fd in ready:
+                self._socket.on_readable(fd)
+            self._socket.tick()
+        self._socket.close()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(5)
+
+
+@dataclass
+class FakeNotifier:
+    """Writes down notifications and withdrawals."""
+
+    sent: list[tuple[str, str, str]] = field(default_factory=list)
+    withdrawn: list[AnswerTarget] = field(default_factory=list)
+    answers: list[AnswerTarget | None] = field(default_factory=list)
+    on_answer: Any = None
+
+    def send(  # noqa: PLR0917 - as Notifier.send
+        self,
+        title: str,
+        body: str,
+        urgency: str,
+        key: str,
+        snooze: Sequence[str] = (),
+        answer: AnswerTarget | None = None,
+    ) -> None:
+        self.sent.append((title, body, key))
+        self.answers.append(answer)
+
+    def withdraw(self, target: AnswerTarget) -> None:
+        self.withdrawn.append(target)
+
+    def close(self) -> None:
+        pass
+
+
+@dataclass
+class FakePolicy:
+    told: list[tuple[str, str, float]] = field(default_factory=list)
+
+    def answered(self, session_id: str, record_id: str, since: float) -> None:
+        self.told.append((session_id, record_id, since))
+
+
+@pytest.fixture
+def state_dir() -> Iterator[Path]:
+    # Short: a Unix socket's path has room for about 100 bytes.
+    directory = Path(tempfile.mkdtemp(prefix="ta-"))
+    StateStore(directory).ensure()
+    yield directory
+    shutil.rmtree(directory)
+
+
+@pytest.fixture
+def launcher(state_dir: Path) -> Iterator[Callable[[tuple[Record, ...]], LauncherEnd]]:
+    ends: list[LauncherEnd] = []
+
+    def start(records: tuple[Record, ...]) -> LauncherEnd:
+        ends.append(LauncherEnd(state_dir, records))
+        return ends[-1]
+
+    yield start
+    for end in ends:
+        end.close()
+
+
+def session(since: float, name: str = "api-server") -> Session:
+    made = live_session(SID, (prompt(since),), time.time())
+    return made.replace(name=name)
+
+
+def where(state_dir: Path) -> Where:
+    return Where(state_dir, lambda _name: None)
+
+
+def desk(state_dir: Path) -> tuple[AnswerDesk, FakeNotifier, FakePolicy]:
+    notifier, policy = FakeNotifier(), FakePolicy()
+    return AnswerDesk(where(state_dir), notifier, policy, LOG), notifier, policy
+
+
+def test_approve_reaches_the_launcher_for_that_prompt_and_withdraws_its_notification(
+    state_dir: Path, launcher: Callable[[tuple[Record, ...]], LauncherEnd]
+) -> None:
+    since = time.time() - 5  # settled: the launcher types at once
+    end = launcher((prompt(since),))
+    handler, notifier, policy = desk(state_dir)
+    outcome = handler.handle(Answer(SID, "", since, "approve"), session(since), stale=False)
+    assert outcome == Outcome(True)
+    assert end.typed == [b"1"]
+    assert [(r.answer, r.record, r.since) for r in end.requests][:1] == [("approve", "", since)]
+    assert notifier.withdrawn == [AnswerTarget(SID, "", since)]
+    assert notifier.sent == []
+    assert policy.told == [(SID, "", since)]
+
+
+def test_deny_types_the_apps_deny_key(
+    state_dir: Path, launcher: Callable[[tuple[Record, ...]], LauncherEnd]
+) -> None:
+    since = time.time() - 5
+    end = launcher((prompt(since),))
+    handler, _notifier, _policy = desk(state_dir)
+    assert handler.handle(Answer(SID, "", since, "deny"), session(since), stale=False).ok
+    assert end.typed == [b"\x1b"]
+
+
+def test_a_changed_prompt_is_refused_with_one_short_notification(
+    state_dir: Path, launcher: Callable[[tuple[Record, ...]], LauncherEnd]
+) -> None:
+    since = time.time() - 5
+    end = launcher((prompt(since + 1),))  # a newer prompt stands than the one shown
+    handler, notifier, policy = desk(state_dir)
+    outcome = handler.handle(Answer(SID, "", since, "approve"), session(since), stale=False)
+    assert outcome == Outcome(False, f"api-server: {CHANGED}; not answered")
+    assert notifier.sent == [(f"api-server: {CHANGED}; not answered", "", SID)]
+    assert end.typed == []
+    assert notifier.withdrawn == [] and policy.told == []
+
+
+def test_typing_since_the_prompt_appeared_is_refused(
+    state_dir: Path, launcher: Callable[[tuple[Record, ...]], LauncherEnd]
+) -> None:
+    since = time.time() - 5
+    end = launcher((prompt(since),))
+    end.last_input_at = since + 1
+    handler, notifier, _policy = desk(state_dir)
+    assert not handler.handle(Answer(SID, "", since, "approve"), session(since), stale=False).ok
+    assert notifier.sent == [(f"api-server: {TYPED}; not answered", "", SID)]
+    assert end.typed == []
+
+
+def test_no_launcher_socket_is_refused(state_dir: Path) -> None:
+    since = time.time() - 5
+    outcome = carry_out(
+        session(since), AnswerTarget(SID, "", since), "approve", where(state_dir), stale=False
+    )
+    assert outcome == Outcome(
+        False, refusal_line("api-server", "its launcher takes no answers (an older tray?)")
+    )
+
+
+def test_an_ended_or_vanished_session_is_refused_without_asking(
+    state_dir: Path, launcher: Callable[[tuple[Record, ...]], LauncherEnd]
+) -> None:
+    since = time.time() - 5
+    end = launcher((prompt(since),))
+    target = AnswerTarget(SID, "", since)
+    ended = session(since).replace(alive=False, exit_code=0)
+    refused = carry_out(ended, target, "approve", where(state_dir), stale=False)
+    assert refused.line == "api-server: the session has ended; not answered"
+    gone = carry_out(None, target, "approve", where(state_dir), stale=False)
+    assert gone.line == f"{SID}: the session is gone; not answered"
+    assert end.requests == [] and end.typed == []
+
+
+def test_a_session_id_that_is_not_one_never_becomes_a_path(tmp_path: Path) -> None:
+    bad = session(1.0).replace(id="../elsewhere")
+    target = AnswerTarget("../elsewhere", "", 1.0)
+    outcome = carry_out(bad, target, "approve", where(tmp_path), stale=False)
+    assert outcome.line == "api-server: not a session id; not answered"
+
+
+def test_another_hosts_session_needs_its_host_and_a_link(tmp_path: Path) -> None:
+    remote_id = "host:devbox/abc-1"
+    remote = session(1.0).replace(id=remote_id)
+    target = AnswerTarget(remote_id, "", 1.0)
+    unknown = carry_out(remote, target, "approve", where(tmp_path), stale=False)
+    assert unknown.line == "api-server: no [[hosts]] entry named devbox; not answered"
+
+
+# Through the app itself: the worker's handle(), the state directory's socket path.
+
+
+class FakeHost:
+    def apply(self, overview: Overview, menu: Any | None) -> None:
+        self.overview = overview
+
+    def backend_name(self) -> str:
+        return "fake"
+
+    def reshow(self) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+
+def test_the_app_offers_the_answer_and_carries_it_out(
+    state_dir: Path,
+    launcher: Callable[[tuple[Record, ...]], LauncherEnd],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("PYSTRAY_BACKEND", "dummy")
+    since = time.time() - 5
+    StateStore(state_dir).write(session(since))
+    end = launcher((prompt(since),))
+    env = Environment(
+        environ={"TRAY_STATE_DIR": str(state_dir), "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    )
+    notifier = FakeNotifier()
+    app = TrayApp(
+        env,
+        load_config(env),
+        LOG,
+        FakeHost(),  # type: ignore[arg-type]
+        lambda *_callbacks: notifier,  # type: ignore[arg-type]
+        refresh_interval=0.0,
+    )
+    assert notifier.on_answer == app.answer
+    app.refresh()
+    target = AnswerTarget(SID, "", since)
+    assert notifier.answers == [target]  # the ping offers Approve and Deny for it
+    notifier.on_answer(target, "approve")  # as the notification's button does
+    [message] = app._mailbox.take()
+    assert message == Answer(SID, "", since, "approve")
+    app.handle(message)
+    assert end.typed == [b"1"]
+    assert notifier.withdrawn == [target]

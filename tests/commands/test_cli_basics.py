@@ -1,0 +1,101 @@
+"""Version, help, usage errors, and ``python -m tray`` being the console script."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+import tray
+from tray.cli import parse_run_args
+
+from .conftest import Tray
+
+# What the ``tray`` console script (``tray = tray.cli:entry``) runs.
+CONSOLE_SCRIPT = "import sys; from tray.cli import entry; sys.argv[0] = 'tray'; entry()"
+
+
+def test_version(tray_home: Tray) -> None:
+    result = tray_home.run("--version")
+    assert (result.returncode, result.stdout, result.stderr) == (0, "tray 0.1.0\n", "")
+    assert tray.__version__ == "0.1.0"
+
+
+@pytest.mark.parametrize("command", ["run", "status", "dismiss", "emit", "answer", "app"])
+def test_help_per_command(tray_home: Tray, command: str) -> None:
+    result = tray_home.run(command, "--help")
+    assert result.returncode == 0
+    assert result.stdout.startswith(f"usage: tray {command}")
+    assert result.stderr == ""
+
+
+def test_top_level_help_lists_every_command(tray_home: Tray) -> None:
+    result = tray_home.run("--help")
+    assert result.returncode == 0
+    assert result.stdout.startswith("usage: tray ")
+    for command in ("run", "status", "dismiss", "emit", "answer", "app"):
+        assert f"    {command} " in result.stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        (),
+        ("frob",),
+        ("--bogus",),
+        ("run",),
+        ("run", "--"),
+        ("run", "--name"),
+        ("run", "--name", "x"),
+        ("run", "--name=", "ls"),
+        ("run", "-t", "ssh"),
+        ("status", "--jsn"),
+        ("status", "extra"),
+        ("app", "extra"),
+        ("answer",),
+        ("answer", "4242-abc"),
+        ("answer", "4242-abc", "maybe"),
+        ("answer", "4242-abc", "approve", "extra"),
+        ("answer", "4242-abc", "approve", "--record"),
+        ("answer", "4242-abc", "approve", "--since", "soon"),
+        ("answer", "4242-abc", "approve", "--since", "nan"),
+        ("answer", "../etc", "approve"),
+        ("answer", "4242-abc", "approve", "--host", "nowhere"),
+    ],
+)
+def test_usage_errors_are_one_line_and_exit_2(tray_home: Tray, args: tuple[str, ...]) -> None:
+    result = tray_home.run(*args)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("tray")
+    assert "--help" in line
+
+
+def test_python_m_tray_is_the_console_script(tray_home: Tray) -> None:
+    for args in (["--version"], ["--help"], ["emit", "--help"], ["status", "--json"], ["frob"]):
+        module = tray_home.run(*args)
+        script = tray_home.run_argv([sys.executable, "-c", CONSOLE_SCRIPT, *args])
+        assert (module.returncode, module.stdout, module.stderr) == (
+            script.returncode,
+            script.stdout,
+            script.stderr,
+        )
+
+
+@pytest.mark.parametrize(
+    ("argv", "name", "command"),
+    [
+        (["ssh", "-t", "host"], None, ["ssh", "-t", "host"]),
+        (["--name", "db", "ssh", "-t", "host"], "db", ["ssh", "-t", "host"]),
+        (["--name=db", "--", "-weird", "--name", "x"], "db", ["-weird", "--name", "x"]),
+        (["--", "--"], None, ["--"]),
+        (["-", "x"], None, ["-", "x"]),
+        (["--name", "a", "--name", "b", "ls"], "b", ["ls"]),
+        (["claude", "--", "--permission-mode"], None, ["claude", "--", "--permission-mode"]),
+    ],
+)
+def test_run_options_end_at_the_command(
+    argv: list[str], name: str | None, command: list[str]
+) -> None:
+    assert parse_run_args(argv) == (name, command)

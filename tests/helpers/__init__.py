@@ -1,0 +1,1 @@
+"""Helpers the tests share: waiting on conditions, dead processes, byte splits, sessions."""

@@ -1,0 +1,124 @@
+"""``tray answer SESSION approve|deny``: answer a permission prompt without its terminal.
+
+The answer goes to the session's own launcher, over its answer socket in the state
+directory, and the launcher decides: it types the app's keys only while the same prompt
+stands and the user has not typed since (see :mod:`tray.answering`). This side only
+names the prompt. With ``--host`` the same command runs on that host over its ssh
+(:func:`tray.remote.actions.answer_remote`, which the app uses too), every word checked
+first.
+
+Exit 0: the keys reached the program. 1: refused, with the reason on one line. 2: usage.
+"""
+
+from __future__ import annotations
+
+import math
+
+from tray.answering import ANSWERS
+from tray.environment import Environment
+from tray.launcher.answer_socket import send_answer, socket_path
+from tray.store import StateStore, valid_session_id, with_liveness
+from tray.text import clean_text, cut
+from tray.usage import UsageError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+
+_REMOTE_PREFIX = "host:"
+
+
+class RefusedError(Exception):
+    """One line for stderr, exit 1."""
+
+
+def run(args: argparse.Namespace, env: Environment) -> int:
+    answer, session_id = args.answer, args.session
+    if answer not in ANSWERS:
+        raise UsageError(
+            f"tray answer: the answer is approve or deny, not {cut(clean_text(answer), 20)!r}"
+        )
+    since = _since(args.since)
+    try:
+        if args.host is not None or session_id.startswith(_REMOTE_PREFIX):
+            _remote(args.host, session_id, answer, args.record, since, env)
+        else:
+            _local(session_id, answer, args.record, since, env)
+    except RefusedError as refused:
+        env.stderr.write(f"tray answer: {refused}\n")
+        return 1
+    return 0
+
+
+def _since(text: str | None) -> float | None:
+    if text is None:
+        return None
+    try:
+        since = float(text)
+    except ValueError:
+        raise UsageError(
+            f"tray answer: --since is a time as status gives it, not {cut(clean_text(text), 30)!r}"
+        ) from None
+    if not math.isfinite(since):
+        raise UsageError("tray answer: --since must be a finite number")
+    return since
+
+
+def _local(
+    session_id: str, answer: str, record: str | None, since: float | None, env: Environment
+) -> None:
+    if not valid_session_id(session_id):
+        raise UsageError(f"tray answer: {cut(clean_text(session_id), 40)!r} is not a session id")
+    store = StateStore(env.state_dir())
+    shown = clean_text(session_id)
+    try:
+        session = with_liveness(store.read(store.path_for(session_id)))
+    except FileNotFoundError:
+        raise RefusedError(f"no session {shown}") from None
+    except (OSError, ValueError) as error:
+        raise RefusedError(
+            f"{shown}: cannot read its state: {cut(clean_text(str(error)), 80)}"
+        ) from None
+    name = cut(clean_text(session.name), 40) or shown
+    if not session.running:
+        raise RefusedError(f"{name}: the session has ended; not answered")
+    ok, reason = send_answer(socket_path(env.state_dir(), session_id), answer, record, since)
+    if not ok:
+        raise RefusedError(f"{name}: {reason}; not answered")
+
+
+def _remote(  # noqa: PLR0917 - the command's own words, in their order
+    host_name: str | None,
+    session_id: str,
+    answer: str,
+    record: str | None,
+    since: float | None,
+    env: Environment,
+) -> None:
+    from tray.config import load_config  # noqa: PLC0415 - only for another host's session
+
+    if session_id.startswith(_REMOTE_PREFIX):
+        named, slash, remote_id = session_id[len(_REMOTE_PREFIX) :].partition("/")
+        if not slash or (host_name is not None and host_name != named):
+            raise UsageError(
+                f"tray answer: {cut(clean_text(session_id), 60)!r} is not a session of that host"
+            )
+        host_name, session_id = named, remote_id
+    assert host_name is not None
+    hosts = {host.name: host for host in load_config(env).hosts}
+    host = hosts.get(host_name)
+    if host is None:
+        raise UsageError(
+            f"tray answer: no [[hosts]] entry named {cut(clean_text(host_name), 40)!r}"
+        )
+    # Imported only for another host's session: the local path needs no ssh.
+    from tray.remote.actions import answer_remote  # noqa: PLC0415
+    from tray.remote.hosts import answer_words  # noqa: PLC0415
+
+    try:
+        answer_words(session_id, answer, record, since)  # a bad word is the caller's
+    except ValueError as error:
+        raise UsageError(f"tray answer: {error}") from None
+    ok, line = answer_remote(host, session_id, answer, record, since, environ=env.environ)
+    if not ok:
+        raise RefusedError(f"{host.name}: {line}")

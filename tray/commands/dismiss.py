@@ -1,0 +1,35 @@
+"""``tray dismiss``: forget ended sessions."""
+
+from __future__ import annotations
+
+from tray.config import load_config
+from tray.environment import Environment
+from tray.store import Dismissal, StateStore
+from tray.text import clean_text
+from tray.usage import UsageError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+
+
+def run(args: argparse.Namespace, env: Environment) -> int:
+    if args.ended == bool(args.ids):
+        raise UsageError("tray dismiss: give session IDs or --ended, not both or neither")
+    keep_ended = load_config(env).sessions.keep_ended
+    store = StateStore(env.state_dir())
+    store.prune(env.clock(), keep_ended)
+    if args.ended:
+        store.dismiss_ended()
+        return 0
+    status = 0
+    for session_id in args.ids:
+        outcome = store.dismiss(session_id)
+        shown = clean_text(session_id)
+        if outcome is Dismissal.RUNNING:
+            env.stderr.write(f"tray dismiss: {shown} is still running; end it first\n")
+            status = 1
+        elif outcome is Dismissal.NOT_FOUND:
+            env.stderr.write(f"tray dismiss: no session {shown}\n")
+            status = 1
+    return status

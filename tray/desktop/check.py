@@ -1,0 +1,20 @@
+"""One finding about the desktop, as ``tray doctor`` prints it and the app logs it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Status = Literal["ok", "warn", "FAIL"]
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    status: Status
+    name: str
+    found: str
+    fix: str | None = None
+
+    def line(self) -> str:
+        text = f"{self.status:<4} {self.name}: {self.found}"
+        return f"{text}; fix: {self.fix}" if self.fix else text

@@ -1,0 +1,43 @@
+"""Konsole: the session's tab, through the window object of its D-Bus service.
+
+``org.kde.konsole.Window.setCurrentSession`` selects the tab; it does not raise the
+window, so the window way (WINDOWID on X11, KWin on Wayland) follows it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from ._dbus import DBusError, call
+from ._tools import UNIQUE_NAME, FocusResult, Step
+
+_SERVICE = re.compile(r"org\.kde\.konsole(-[0-9]{1,9})?")
+_SESSION = re.compile(r"/Sessions/([0-9]{1,6})")
+_WINDOW = re.compile(r"/Windows/[0-9]{1,6}")
+WINDOW_INTERFACE = "org.kde.konsole.Window"
+
+
+def plan(terminal: Mapping[str, str]) -> Step | str | None:
+    if "KONSOLE_DBUS_SESSION" not in terminal:
+        return None
+    service = terminal.get("KONSOLE_DBUS_SERVICE", "")
+    if not (UNIQUE_NAME.fullmatch(service) or _SERVICE.fullmatch(service)):
+        return "Konsole: its D-Bus service was not recorded"
+    session = _SESSION.fullmatch(terminal["KONSOLE_DBUS_SESSION"])
+    window = terminal.get("KONSOLE_DBUS_WINDOW", "")
+    if session is None or not _WINDOW.fullmatch(window):
+        # Konsole before 21.08 sets no KONSOLE_DBUS_WINDOW.
+        return "Konsole: the session's tab or window was not recorded"
+    number = session.group(1)
+    return Step("Konsole tab", lambda env: _select(service, window, number, env))
+
+
+def _select(service: str, window: str, session: str, env: Mapping[str, str]) -> FocusResult:
+    try:
+        call(service, window, f"{WINDOW_INTERFACE}.setCurrentSession", [session], env)
+    except DBusError as error:
+        if error.gone:
+            return FocusResult(False, "Konsole: the session's Konsole has exited")
+        return FocusResult(False, f"Konsole could not select the tab: {error}")
+    return FocusResult(True, f"selected Konsole tab {session}")

@@ -1,0 +1,108 @@
+"""KDE Plasma on Wayland: ask KWin, through its scripting interface, to activate the
+one window of the terminal process (or of its nearest ancestor that has windows).
+
+The script is written from integers only (pids), into a directory of our own, loaded,
+run, and unloaded. KWin runs it without reporting what it did, so success here means
+"asked", not "seen".
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from collections.abc import Mapping, Sequence
+
+from tray.store import process_start_token
+
+from ._dbus import DBusError, call
+from ._tools import (
+    START_TIME,
+    TERMINAL_PID_KEY,
+    TERMINAL_START_KEY,
+    FocusResult,
+    Step,
+    positive_pid,
+)
+
+KWIN = "org.kde.KWin"
+PLUGIN = "tray-focus"
+_SCRIPT_ID = re.compile(r"\(([0-9]{1,6}),\)")
+_ANCESTORS = 3
+
+
+def is_kde_wayland(env: Mapping[str, str]) -> bool:
+    desktops = env.get("XDG_CURRENT_DESKTOP", "").split(":")
+    return bool(env.get("WAYLAND_DISPLAY")) and "KDE" in desktops
+
+
+def plan(terminal: Mapping[str, str]) -> Step | str | None:
+    if TERMINAL_PID_KEY not in terminal:
+        return None
+    pid = positive_pid(terminal[TERMINAL_PID_KEY])
+    start = terminal.get(TERMINAL_START_KEY, "")
+    if pid is None or not START_TIME.fullmatch(start):
+        return "the recorded terminal process is not a process id"
+    return Step("the terminal's window, through KWin", lambda env: _activate(pid, start, env))
+
+
+def script(pids: Sequence[int]) -> str:
+    """KWin JavaScript activating the one normal window of the first pid that has any."""
+    numbers = ", ".join(str(int(pid)) for pid in pids)
+    return (
+        "(function () {\n"
+        f"  var pids = [{numbers}];\n"
+        "  var six = typeof workspace.windowList === 'function';\n"
+        "  var all = six ? workspace.windowList() : workspace.clientList();\n"
+        "  for (var i = 0; i < pids.length; i++) {\n"
+        "    var mine = all.filter(function (w) { return w.pid === pids[i] && w.normalWindow; });\n"
+        "    if (mine.length === 1) {\n"
+        "      if (six) { workspace.activeWindow = mine[0]; }\n"
+        "      else { workspace.activeClient = mine[0]; }\n"
+        "    }\n"
+        "    if (mine.length > 0) { return; }\n"
+        "  }\n"
+        "})();\n"
+    )
+
+
+def _chain(pid: int) -> list[int]:
+    chain = [pid]
+    for _ in range(_ANCESTORS):
+        try:
+            with open(f"/proc/{chain[-1]}/stat", "rb") as stat_file:
+                parent = int(stat_file.read().rsplit(b")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            break
+        if parent <= 1:
+            break
+        chain.append(parent)
+    return chain
+
+
+def _activate(pid: int, start: str, env: Mapping[str, str]) -> FocusResult:
+    if process_start_token(pid) != start:
+        return FocusResult(False, f"the terminal process {pid} has exited")
+    with tempfile.TemporaryDirectory(prefix="tray-kwin-") as directory:
+        path = os.path.join(directory, "focus.js")
+        with open(path, "w", encoding="ascii") as script_file:
+            script_file.write(script(_chain(pid)))
+        try:
+            # A script left loaded by an earlier run would make loadScript refuse.
+            call(KWIN, "/Scripting", "org.kde.kwin.Scripting.unloadScript", [f"'{PLUGIN}'"], env)
+            reply = call(
+                KWIN, "/Scripting", "org.kde.kwin.Scripting.loadScript",
+                [f"'{path}'", f"'{PLUGIN}'"], env,
+            )  # fmt: skip
+            match = _SCRIPT_ID.fullmatch(reply)
+            if match is None:
+                return FocusResult(False, "KWin did not load the focus script")
+            number = match.group(1)
+            try:  # KWin 6 names the script's object so; KWin 5 used "/<id>".
+                call(KWIN, f"/Scripting/Script{number}", "org.kde.kwin.Script.run", [], env)
+            except DBusError:
+                call(KWIN, f"/{number}", "org.kde.kwin.Script.run", [], env)
+            call(KWIN, "/Scripting", "org.kde.kwin.Scripting.unloadScript", [f"'{PLUGIN}'"], env)
+        except DBusError as error:
+            return FocusResult(False, f"KWin could not run the focus script: {error}")
+    return FocusResult(True, f"asked KWin to activate the window of process {pid}")

@@ -1,0 +1,54 @@
+"""Ptyxis: its window only. Ptyxis can focus a tab by its UUID (the app action
+``focus-tab-by-uuid``), but puts no tab's UUID in the tab's environment (only
+PTYXIS_VERSION and PTYXIS_PROFILE, the profile's), so the tab cannot be named.
+
+On X11 its window is found by process; on Wayland it is presented through GApplication's
+``org.freedesktop.Application.Activate`` with the notification server's activation
+token, which is what lets a Wayland compositor raise it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from . import x11
+from ._dbus import DBusError, call, has_owner
+from ._tools import FocusResult, Step
+
+BUS_NAME = "org.gnome.Ptyxis"
+OBJECT = "/org/gnome/Ptyxis"
+NO_TAB = "Ptyxis tells a tab no id of its own, so only its window is raised"
+TOKEN = re.compile(r"[A-Za-z0-9_.:/+=-]{1,200}")
+
+
+def applies(terminal: Mapping[str, str]) -> bool:
+    return "PTYXIS_VERSION" in terminal
+
+
+def plan(
+    terminal: Mapping[str, str], env: Mapping[str, str], token: str | None
+) -> Step | str | None:
+    if not applies(terminal):
+        return None
+    if token is not None and TOKEN.fullmatch(token) and env.get("WAYLAND_DISPLAY"):
+        return Step(
+            "Ptyxis window, with an activation token", lambda app_env: _present(token, app_env)
+        )
+    return x11.plan_process(terminal, env, owner="Ptyxis")
+
+
+def present_args(token: str) -> list[str]:
+    # Both keys: GTK 4 reads "activation-token", older toolkits "desktop-startup-id".
+    return [f"{{'activation-token': <'{token}'>, 'desktop-startup-id': <'{token}'>}}"]
+
+
+def _present(token: str, env: Mapping[str, str]) -> FocusResult:
+    # Activate would start Ptyxis if it were not running; it must already be.
+    if not has_owner(BUS_NAME, env):
+        return FocusResult(False, "Ptyxis is not running")
+    try:
+        call(BUS_NAME, OBJECT, "org.freedesktop.Application.Activate", present_args(token), env)
+    except DBusError as error:
+        return FocusResult(False, f"Ptyxis could not be presented: {error}")
+    return FocusResult(True, f"presented the Ptyxis window; {NO_TAB}")

@@ -1,0 +1,140 @@
+"""Is there a tray to show the icon in? An XEmbed tray (the ``_NET_SYSTEM_TRAY_Sn``
+selection has an owner) or a StatusNotifierItem host (a watcher on the session bus).
+
+``tray doctor`` asks in a child process (:mod:`tray.desktop.probes`); the app, whose
+display already works, asks with :class:`TrayHostLook`, in-process and on connections
+it keeps between looks, since it looks again every few seconds while there is none.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+from collections.abc import Mapping
+from typing import Any, Final
+
+from tray.desktop.bus import BUS_TIMEOUT, SNI_WATCHER, BusFacts, describe, name_has_owner
+from tray.desktop.check import Check
+from tray.desktop.probes import GTK_FIX, has_desktop_services
+
+# Backends that show the icon only in an XEmbed tray.
+XEMBED_ONLY: Final = frozenset({"xorg", "gtk"})
+
+
+def check_tray_host(x_facts: dict[str, Any] | None, bus: BusFacts, backend: str | None) -> Check:
+    if not has_desktop_services():
+        return Check("ok", "tray host", f"the system's own on {sys.platform}")
+    owner = x_facts.get("owner") if x_facts is not None else None
+    xembed = isinstance(owner, int) and owner != 0
+    hosts = []
+    if bus.watcher:
+        hosts.append(f"StatusNotifierItem host ({SNI_WATCHER})")
+    if xembed and x_facts is not None:
+        hosts.append(f"XEmbed tray ({x_facts['selection']} owned by window {owner:#x})")
+    if not hosts:
+        if bus.error:
+            sni = f"cannot ask the session bus for a {SNI_WATCHER} ({bus.error})"
+        else:
+            sni = f"no {SNI_WATCHER} on the session bus"
+        xembed_part = "no XEmbed tray"
+        if x_facts is None or "error" in x_facts:
+            xembed_part += " (no X display to look on)"
+        found = f"none: {sni}, and {xembed_part}"
+        return Check(
+            "FAIL",
+            "tray host",
+            found,
+            "run a panel with a system tray (your desktop's panel, or trayer); on GNOME, "
+            "enable the AppIndicator extension",
+        )
+    if backend in XEMBED_ONLY and not xembed:
+        return Check(
+            "FAIL",
+            "tray host",
+            f"only a {hosts[0]}, which the {backend} backend cannot use",
+            f"{GTK_FIX}: AppIndicator speaks StatusNotifierItem",
+        )
+    return Check("ok", "tray host", " and ".join(hosts))
+
+
+class TrayHostLook:
+    """Looks for a tray host without a child process or a new connection per look:
+    one X connection and one bus connection, opened at the first look and kept until
+    :meth:`close`. Only for a process whose display is known to work."""
+
+    def __init__(self, environ: Mapping[str, str]) -> None:
+        self._environ = environ
+        self._display: Any = None
+        self._selection: tuple[str, Any] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._bus: Any = None
+
+    def check(self, backend: str | None) -> Check:
+        if not has_desktop_services():
+            return check_tray_host(None, BusFacts(), backend)
+        return check_tray_host(self._x_facts(), self._bus_facts(), backend)
+
+    def _x_facts(self) -> dict[str, Any] | None:
+        name = self._environ.get("DISPLAY")
+        if not name:
+            return None
+        try:
+            if self._display is None:
+                from Xlib import display  # noqa: PLC0415  (X11 only)
+
+                self._display = display.Display(name)
+                selection = f"_NET_SYSTEM_TRAY_S{self._display.get_default_screen()}"
+                self._selection = (selection, self._display.intern_atom(selection))
+            assert self._selection is not None
+            selection, atom = self._selection
+            owner = self._display.get_selection_owner(atom)
+            return {"selection": selection, "owner": owner if isinstance(owner, int) else owner.id}
+        except Exception as error:  # a broken connection: the next look opens a new one
+            self._close_display()
+            return {"error": f"{type(error).__name__}: {error}"}
+
+    def _bus_facts(self) -> BusFacts:
+        address = self._environ.get("DBUS_SESSION_BUS_ADDRESS")
+        if not address:
+            return BusFacts(error="DBUS_SESSION_BUS_ADDRESS is not set")
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+        try:
+            watcher = self._loop.run_until_complete(
+                asyncio.wait_for(self._ask_watcher(address), BUS_TIMEOUT)
+            )
+        except TimeoutError:
+            self._close_bus()
+            return BusFacts(error=f"the session bus did not answer within {BUS_TIMEOUT:.0f} s")
+        except Exception as error:  # any failure to connect means the same to the user
+            self._close_bus()
+            return BusFacts(error=describe(error))
+        return BusFacts(watcher=watcher)
+
+    async def _ask_watcher(self, address: str) -> bool:
+        if self._bus is None or not self._bus.connected:
+            from dbus_fast.aio import MessageBus  # noqa: PLC0415  (Linux only)
+
+            self._bus = await MessageBus(bus_address=address).connect()
+        return await name_has_owner(self._bus, SNI_WATCHER)
+
+    def close(self) -> None:
+        self._close_display()
+        self._close_bus()
+        if self._loop is not None:
+            self._loop.close()
+            self._loop = None
+
+    def _close_display(self) -> None:
+        if self._display is not None:
+            with contextlib.suppress(Exception):
+                self._display.close()
+            self._display = None
+            self._selection = None
+
+    def _close_bus(self) -> None:
+        if self._bus is not None:
+            with contextlib.suppress(Exception):
+                self._bus.disconnect()
+            self._bus = None
