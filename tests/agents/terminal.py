@@ -8,9 +8,11 @@ record table. It never answers a prompt by itself: a test decides what to type.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import select
+import signal
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -54,6 +56,7 @@ class PlayedTerminal:
     """A program on a pty whose terminal is this object."""
 
     def __init__(self, argv: Sequence[str], cwd: Path, env: dict[str, str]) -> None:
+        self.env = env
         self.process = PtyProcess.spawn(list(argv), cwd=str(cwd), env=env, dimensions=(ROWS, COLS))
         self.output = bytearray()
         self.table = RecordTable()
@@ -136,3 +139,26 @@ class PlayedTerminal:
         if self.process.isalive():
             self.process.terminate(force=True)
         self.process.close(force=True)
+        # Codex starts an app-server daemon of its own, in a session of its own, from the
+        # binary it unpacks into CODEX_HOME: it outlives the agent unless ended here.
+        home = self.env.get("CODEX_HOME")
+        if home:
+            end_processes_under(Path(home))
+
+
+def end_processes_under(folder: Path) -> list[int]:
+    """SIGKILL every process of ours whose program file lies in ``folder``; their pids."""
+    ended = []
+    prefix = str(folder.resolve()) + os.sep
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            program = os.readlink(f"/proc/{entry}/exe")
+        except OSError:  # gone, or not ours to look at
+            continue
+        if program.startswith(prefix):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(entry), signal.SIGKILL)
+                ended.append(int(entry))
+    return ended
