@@ -80,6 +80,26 @@ def diagnose_host(
     return HostCheck(False, failure.reason, failure.fix)
 
 
+def _run_words(
+    host: HostConfig,
+    build: Callable[[], list[str]],
+    timeout: float,
+    environ: Mapping[str, str] | None,
+) -> tuple[int | None, str] | str:
+    """Run the argv that ``build`` makes over ssh: its exit code and stderr, or the line
+    saying why it did not run (``build`` raises ValueError for a word it refuses, before
+    anything runs)."""
+    try:
+        argv = build()
+    except ValueError as error:
+        return short_line(str(error), 120)
+    result = run_once(host, argv, timeout, environ)
+    if isinstance(result, Failure):
+        return result.line()
+    code, _, err = result
+    return code, err
+
+
 def _stderr_lines(err: str) -> list[str]:
     """A remote command's own complaints, each cut to one safe line."""
     return [short_line(line) for line in err.splitlines() if clean_text(line)]
@@ -104,14 +124,10 @@ def dismiss_remote(
             remote_ids.append(parts[1])
         else:
             remote_ids.append(session_id)
-    try:
-        argv = dismiss_argv(host, remote_ids, ssh)
-    except ValueError as error:
-        return False, short_line(str(error), 120)
-    result = run_once(host, argv, timeout, environ)
-    if isinstance(result, Failure):
-        return False, result.line()
-    code, _, err = result
+    outcome = _run_words(host, lambda: dismiss_argv(host, remote_ids, ssh), timeout, environ)
+    if isinstance(outcome, str):
+        return False, outcome
+    code, err = outcome
     if code == 0:
         return True, f"dismissed on {host.name}"
     if code == 1:
@@ -132,14 +148,10 @@ def focus_remote(
 ) -> tuple[bool, str]:
     """Select a remote session's tmux window and pane on ``host``; whether it worked,
     and one line saying so. ``pane`` and ``socket`` are checked before use."""
-    try:
-        argv = focus_argv(host, pane, socket, ssh)
-    except ValueError as error:
-        return False, short_line(str(error), 120)
-    result = run_once(host, argv, timeout, environ)
-    if isinstance(result, Failure):
-        return False, result.line()
-    code, _, err = result
+    outcome = _run_words(host, lambda: focus_argv(host, pane, socket, ssh), timeout, environ)
+    if isinstance(outcome, str):
+        return False, outcome
+    code, err = outcome
     if code == 0:
         return True, f"selected tmux pane {pane} on {host.name}"
     if code == SSH_ERROR:
@@ -171,14 +183,12 @@ def answer_remote(  # noqa: PLR0917 - the command's own words, in their order
         if parts[0] != host.name:
             return False, f"{short_line(session_id, 80)} is not a session of {host.name}"
         session_id = parts[1]
-    try:
-        argv = answer_argv(host, session_id, answer, record, since, ssh)
-    except ValueError as error:
-        return False, short_line(str(error), 120)
-    result = run_once(host, argv, timeout, environ)
-    if isinstance(result, Failure):
-        return False, result.line()
-    code, _, err = result
+    outcome = _run_words(
+        host, lambda: answer_argv(host, session_id, answer, record, since, ssh), timeout, environ
+    )
+    if isinstance(outcome, str):
+        return False, outcome
+    code, err = outcome
     if code == 0:
         return True, f"answered on {host.name}"
     if code == 1:
