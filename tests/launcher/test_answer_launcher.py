@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 from conftest import PROJECT_ROOT, TIMEOUT, Job, launcher_argv, run_piped, sessions
+from helpers.processes import ask_as_nobody
 from helpers.waiting import wait_for
 
 from tray.protocol.records import Record
@@ -30,7 +31,6 @@ from tray.session import Session
 from tray.store import StateStore
 
 TRAY = PROJECT_ROOT / ".venv" / "bin" / "tray"
-NOBODY = 65534
 
 # argv: the log of reads, the report to send (hex), "stream" to keep writing output.
 PROGRAM = r"""
@@ -269,37 +269,6 @@ def test_a_flood_of_connections_never_stalls_the_byte_loop(
     assert _reads(reads) == ["6b", "71"]
 
 
-def _connect_as_nobody(path: Path) -> str:
-    """A request from a forked child that became ``nobody``; what it saw."""
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
-        os.close(read_end)
-        outcome = b"?"
-        try:
-            os.setgroups([])
-            os.setgid(NOBODY)
-            os.setuid(NOBODY)
-            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
-                client.settimeout(5)
-                client.connect(str(path))
-                with contextlib.suppress(BrokenPipeError):
-                    client.sendall(b'{"answer": "approve"}\n')
-                outcome = client.recv(4096) or b"closed"
-        except PermissionError:
-            outcome = b"EACCES"
-        except OSError as error:
-            outcome = repr(error).encode()
-        finally:
-            os.write(write_end, outcome)
-            os._exit(0)
-    os.close(write_end)
-    with os.fdopen(read_end, "rb") as pipe:
-        seen = pipe.read()
-    os.waitpid(pid, 0)
-    return seen.decode(errors="replace")
-
-
 def test_another_uid_is_refused(job_runner: Callable[..., Job], tmp_path: Path) -> None:
     assert os.getuid() == 0, "needs root to become nobody"
     # A state directory nobody may walk into once opened up, to show that the peer's
@@ -313,11 +282,13 @@ def test_another_uid_is_refused(job_runner: Callable[..., Job], tmp_path: Path) 
         job.wait(lambda: list(state.glob("*.answer")), "the answer socket")
         path = next(state.glob("*.answer"))
         job.wait(lambda: _prompt_in(state), "the prompt")
-        assert _connect_as_nobody(path) == "EACCES"
+        assert ask_as_nobody(str(path), b'{"answer": "approve"}\n') == "EACCES"
         state.chmod(0o711)
         path.chmod(0o666)
         seen: list[str] = []
-        asker = threading.Thread(target=lambda: seen.append(_connect_as_nobody(path)))
+        asker = threading.Thread(
+            target=lambda: seen.append(ask_as_nobody(str(path), b'{"answer": "approve"}\n'))
+        )
         asker.start()
         job.wait(lambda: not asker.is_alive(), "nobody's request")
         assert seen == ['{"ok": false, "reason": "refused: another user"}\n']

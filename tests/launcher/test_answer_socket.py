@@ -7,7 +7,6 @@ real sockets in threads, or forked processes running as ``nobody``.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import select
@@ -20,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.processes import ask_as_nobody
 
 from tray.answering import DEFAULT_SETTINGS, SETTLE, Decision, Request, decide
 from tray.launcher.answer_socket import (
@@ -33,7 +33,6 @@ from tray.launcher.answer_socket import (
 )
 from tray.protocol.records import Record
 
-NOBODY = 65534
 # No single call may take this long: a blocking one would take a timeout's seconds, and
 # the margin is for a loaded machine of 2 cores.
 STALL = 0.2
@@ -288,42 +287,14 @@ def test_a_flood_never_stalls_the_loop_and_never_types(launcher: Launcher) -> No
     assert request(launcher, line(answer="approve"))["ok"] is True
 
 
-def _as_nobody(path: Path) -> str:
-    """Connect as ``nobody`` in a forked child; returns what it saw."""
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
-        os.close(read_end)
-        outcome = b"?"
-        try:
-            os.setgroups([])
-            os.setgid(NOBODY)
-            os.setuid(NOBODY)
-            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
-                client.settimeout(5)
-                client.connect(str(path))
-                # Refused before it spoke: the reply is still there to read.
-                with contextlib.suppress(BrokenPipeError):
-                    client.sendall(line(answer="approve"))
-                outcome = client.recv(4096) or b"closed"
-        except PermissionError:
-            outcome = b"EACCES"
-        except OSError as error:
-            outcome = repr(error).encode()
-        finally:
-            os.write(write_end, outcome)
-            os._exit(0)
-    os.close(write_end)
-    with os.fdopen(read_end, "rb") as pipe:
-        seen = pipe.read()
-    os.waitpid(pid, 0)
-    return seen.decode(errors="replace")
-
-
 def test_another_user_cannot_even_reach_the_socket(launcher: Launcher) -> None:
     assert os.getuid() == 0, "needs root to become nobody"
     result: list[str] = []
-    thread = threading.Thread(target=lambda: result.append(_as_nobody(launcher.socket.path)))
+    thread = threading.Thread(
+        target=lambda: result.append(
+            ask_as_nobody(str(launcher.socket.path), line(answer="approve"))
+        )
+    )
     thread.start()
     while thread.is_alive():
         launcher.poll(0.05)
@@ -346,7 +317,11 @@ def test_another_user_is_refused_by_peer_credentials() -> None:
 
 def _refused_by_uid(launcher: Launcher) -> None:
     result: list[str] = []
-    thread = threading.Thread(target=lambda: result.append(_as_nobody(launcher.socket.path)))
+    thread = threading.Thread(
+        target=lambda: result.append(
+            ask_as_nobody(str(launcher.socket.path), line(answer="approve"))
+        )
+    )
     thread.start()
     while thread.is_alive():
         launcher.poll(0.05)
