@@ -8,8 +8,6 @@ user's ``[answer.apps]``; nothing a program reports can choose or change them.
 
 from __future__ import annotations
 
-import re
-
 from tray.value import Value
 
 # typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
@@ -26,7 +24,10 @@ ESC = "\x1b"
 # A key string is a keystroke or two, never a macro: long strings would let a config
 # type whole commands into an agent.
 MAX_KEYS = 16
-_APP_NAME = r"[A-Za-z0-9_.+-]{1,32}"
+# An app name is 1 to 32 of these (a set rather than re, which would cost every
+# `tray run` milliseconds).
+_APP_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.+-")
+_MAX_APP_NAME = 32
 # How long a prompt must have stood before keys go in. Codex 0.171.0 reports `blocked`
 # a frame before its dialog takes keys: a "y" typed at once was lost (tried at 0 s, fine
 # at 0.3 s), and a lost key may land in the composer. The launcher holds an early
@@ -111,9 +112,13 @@ def parse_answer(document: Mapping[str, Any]) -> AnswerSettings:
     return AnswerSettings(enabled=enabled, apps=apps)
 
 
+def _is_app_name(name: str) -> bool:
+    return 0 < len(name) <= _MAX_APP_NAME and _APP_NAME_CHARS.issuperset(name)
+
+
 def _app_keys(name: str, entry: object) -> AppKeys:
     prefix = f"answer.apps.{name}"
-    if not re.fullmatch(_APP_NAME, name):
+    if not _is_app_name(name):
         raise AnswerConfigError(prefix, "not an app name (letters, digits, _ . + -; 1 to 32)")
     if not isinstance(entry, dict):
         raise AnswerConfigError(prefix, "expected a table with approve and deny")

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import math
-import re
+import os
 
 from tray.answering import DEFAULT_SETTINGS, AnswerConfigError, AnswerSettings, parse_answer
 from tray.value import Value
@@ -13,6 +12,7 @@ from tray.value import Value
 # cost every `tray run` milliseconds.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import re
     from collections.abc import Callable, Mapping
     from pathlib import Path
     from typing import Any, Final, TypeVar
@@ -27,11 +27,30 @@ FILE_NAME = "config.toml"
 NOTIFY_STATES = ("blocked", "error", "done")
 
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
-# Patterns as text: the re module compiles each the first time it is used and keeps it,
-# so a `tray run` without a config file compiles none.
+# Patterns as text, compiled by _pattern the first time one is used: re (with enum,
+# functools and more) would cost every `tray run` milliseconds, and most people have no
+# config file.
 _DURATION_PART = r"(\d+(?:\.\d+)?)(ms|s|m|h|d)"
 _BARE_NUMBER = r"\d+(?:\.\d+)?"
 _QUIET_HOURS = r"(\d{1,2}):(\d{2})\s*-\s*(\d{1,2}):(\d{2})"
+_compiled: dict[str, re.Pattern[str]] = {}
+
+
+def _pattern(source: str) -> re.Pattern[str]:
+    """``source`` compiled, once."""
+    compiled = _compiled.get(source)
+    if compiled is None:
+        import re  # noqa: PLC0415 - only for a config file that has a pattern to check
+
+        compiled = _compiled[source] = re.compile(source)
+    return compiled
+
+
+def _json_string(text: str) -> str:
+    """``text`` quoted as JSON (and as a TOML basic string), for error messages."""
+    import json  # noqa: PLC0415 - error messages only: json would cost every `tray run`
+
+    return json.dumps(text, ensure_ascii=False)
 
 
 class PolicySettings(Value):
@@ -168,7 +187,9 @@ def config_path(env: Environment) -> Path:
 
 def load_config(env: Environment) -> Config:
     """The settings in ``config.toml``, or the defaults when there is no such file."""
-    path = config_path(env)
+    # A string, not config_path's Path: pathlib (with fnmatch, re and enum) would cost
+    # every `tray run` milliseconds.
+    path = os.path.join(env.config_directory(), FILE_NAME)
     try:
         handle = open(path, "rb")  # noqa: SIM115 - closed below, once the file is read
     except FileNotFoundError:
@@ -188,7 +209,7 @@ def load_config(env: Environment) -> Config:
         raise ConfigError(f"{path}: not UTF-8 text") from None
     except OSError as error:
         raise ConfigError(f"{path}: {error.strerror or error}") from None
-    return parse_config(document, str(path))
+    return parse_config(document, path)
 
 
 def parse_config(document: Mapping[str, Any], origin: str = FILE_NAME) -> Config:
@@ -315,7 +336,7 @@ def _command_names(value: object) -> tuple[str, ...]:
     expected = 'expected a list of command names such as ["claude", "codex"]'
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise ValueError(expected)
-    if not all(re.fullmatch(_COMMAND_NAME, item) for item in value):
+    if not all(_pattern(_COMMAND_NAME).fullmatch(item) for item in value):
         raise ValueError(expected)
     return tuple(dict.fromkeys(value))
 
@@ -348,7 +369,7 @@ def _show(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
+        return _json_string(value)
     if isinstance(value, dict):
         return "a table"
     if isinstance(value, list):
@@ -377,11 +398,11 @@ def _duration(value: object) -> float:
 
 
 def _duration_text(text: str, expected: str) -> float:
-    if re.fullmatch(_BARE_NUMBER, text):
+    if _pattern(_BARE_NUMBER).fullmatch(text):
         return float(text)
     total = 0.0
     position = 0
-    for match in re.finditer(_DURATION_PART, text):
+    for match in _pattern(_DURATION_PART).finditer(text):
         if match.start() != position:
             raise ValueError(expected)
         total += float(match.group(1)) * _UNITS[match.group(2)]
@@ -404,11 +425,15 @@ def _positive_int(value: object) -> int:
 
 
 def _states(value: object) -> frozenset[str]:
-    expected = f"expected a list of states from {', '.join(map(json.dumps, NOTIFY_STATES))}"
-    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise ValueError(expected)
-    if any(item not in NOTIFY_STATES for item in value):
-        raise ValueError(expected)
+    if (
+        not isinstance(value, list)
+        or not all(isinstance(item, str) for item in value)
+        or any(item not in NOTIFY_STATES for item in value)
+    ):
+        # Built only here: it needs json, which a good value does not.
+        raise ValueError(
+            f"expected a list of states from {', '.join(map(_json_string, NOTIFY_STATES))}"
+        )
     return frozenset(value)
 
 
@@ -416,7 +441,7 @@ def _quiet_hours(value: object) -> tuple[int, int]:
     expected = 'expected "HH:MM-HH:MM" with different start and end, such as "22:00-07:30"'
     if not isinstance(value, str):
         raise ValueError(expected)
-    match = re.fullmatch(_QUIET_HOURS, value.strip())
+    match = _pattern(_QUIET_HOURS).fullmatch(value.strip())
     if match is None:
         raise ValueError(expected)
     start_hour, start_minute, end_hour, end_minute = (int(part) for part in match.groups())

@@ -8,7 +8,6 @@ tray app and the state files all go through :meth:`Session.to_public`,
 from __future__ import annotations
 
 import math
-from types import MappingProxyType
 
 from tray.answering import ANSWERS, DEFAULT_SETTINGS, AnswerSettings, answers_for
 from tray.protocol.records import LASTING, Record, most_urgent
@@ -35,7 +34,8 @@ ATTENTION_CONDITIONS = ("always", "unfocused", "invisible")
 # The newest attention events a session file keeps; readers find new ones by ``seq``.
 ATTENTION_KEPT = 8
 # Shared by every session without terminal facts: read-only, so none can change another's.
-_NO_TERMINAL: Mapping[str, str] = MappingProxyType({})
+# What types.MappingProxyType is, without importing types on every start.
+_NO_TERMINAL: Mapping[str, str] = type(type.__dict__)({})
 
 
 class SessionFormatError(ValueError):

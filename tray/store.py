@@ -5,18 +5,22 @@ whose launcher runs (see :mod:`tray.launcher.answer_socket`), which goes with th
 session's file. Names starting with ``.`` are never sessions: writers'
 temporary files are ``.<id>.<pid>.<n>.tmp``, and other tools may keep dotfiles beside
 the sessions.
+
+What ``tray run`` calls (:meth:`StateStore.ensure`, :meth:`~StateStore.write`,
+:meth:`~StateStore.prune`, :meth:`~StateStore.remove`) works on strings with ``os``:
+pathlib (with fnmatch, re and enum) and json (with re) would cost milliseconds of every
+start. Files are written with :mod:`tray.json_text`; json is imported where one is read,
+and pathlib where a caller is handed a :class:`~pathlib.Path`.
 """
 
 from __future__ import annotations
 
-import enum
 import errno
-import itertools
-import json
 import os
 import stat
 import sys
 
+from tray.json_text import dumps
 from tray.session import Session, SessionFormatError
 from tray.value import Value
 
@@ -24,9 +28,11 @@ from tray.value import Value
 # cost every `tray run` milliseconds.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
     from pathlib import Path
-    from typing import Final
+    from typing import Any, ClassVar, Final
+
+    # A path as callers give one: the launcher's strings, the app's and tests' Paths.
+    PathArgument = str | os.PathLike[str]
 
 SUFFIX = ".json"
 ANSWER_SUFFIX = ".answer"
@@ -36,8 +42,12 @@ MAX_FILE_BYTES = 16 * 1024 * 1024
 MAX_ID_LENGTH = 200
 # A writer that died between creating and renaming its temp file leaves it behind.
 STALE_TEMP_AGE = 60.0
+# Past this many records a file is written with json's C encoder, imported for it: the
+# pure writer takes some 25 us a record, 6 ms for a full table, at every write.
+PURE_WRITER_RECORDS = 16
 
-_temp_counter = itertools.count()
+# Not itertools.count: one C module less to load on every start.
+_temp_counter = iter(range(sys.maxsize))
 
 
 class StoreError(Exception):
@@ -115,10 +125,27 @@ class Problem(Value):
         self.reason: Final = reason
 
 
-class Dismissal(enum.Enum):
-    REMOVED = "removed"
-    NOT_FOUND = "not found"
-    RUNNING = "running"
+class Dismissal:
+    """What :meth:`StateStore.dismiss` did: one of the constants below, told apart with
+    ``is``. A plain class, not an ``enum.Enum``: enum costs every `tray run` milliseconds."""
+
+    __slots__ = ("name", "value")
+
+    REMOVED: ClassVar[Dismissal]
+    NOT_FOUND: ClassVar[Dismissal]
+    RUNNING: ClassVar[Dismissal]
+
+    def __init__(self, name: str, value: str) -> None:
+        self.name: Final = name
+        self.value: Final = value
+
+    def __repr__(self) -> str:
+        return f"<Dismissal.{self.name}: {self.value!r}>"
+
+
+Dismissal.REMOVED = Dismissal("REMOVED", "removed")
+Dismissal.NOT_FOUND = Dismissal("NOT_FOUND", "not found")
+Dismissal.RUNNING = Dismissal("RUNNING", "running")
 
 
 class _Loaded(Value):
@@ -139,7 +166,7 @@ def valid_session_id(session_id: str) -> bool:
     )
 
 
-def _identity(info: os.stat_result) -> tuple[int, int, int, int]:
+def file_identity(info: os.stat_result) -> tuple[int, int, int, int]:
     return (info.st_dev, info.st_ino, info.st_mtime_ns, info.st_size)
 
 
@@ -152,35 +179,58 @@ def with_liveness(session: Session) -> Session:
 
 
 class StateStore:
-    def __init__(self, directory: Path) -> None:
-        self.directory = directory
+    """The state directory of ``directory``: a str (the launcher's) or a Path.
+
+    Kept as a string, in the form ``str(Path(directory))`` has, so that messages and
+    the Paths handed out read as they always did.
+    """
+
+    def __init__(self, directory: PathArgument) -> None:
+        self._directory = _pure_path(os.fspath(directory))
+        self._directory_path: Path | None = None
+        # What this store last wrote of each session, by the file's identity: a prune
+        # tells this process's own running session from the file's identity alone, so
+        # that `tray run` never parses (or imports json for) the file it just wrote.
+        self._written: dict[str, tuple[tuple[int, int, int, int], Session]] = {}
+
+    @property
+    def directory(self) -> Path:
+        if self._directory_path is None:
+            self._directory_path = _path(self._directory)
+        return self._directory_path
 
     def ensure(self) -> None:
         """Create the directory private to this user, or make an existing one so."""
-        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        info = os.stat(self.directory)
+        os.makedirs(self._directory, mode=0o700, exist_ok=True)
+        info = os.stat(self._directory)
         if not stat.S_ISDIR(info.st_mode):
-            raise StoreError(f"state directory {self.directory} is not a directory")
+            raise StoreError(f"state directory {self._directory} is not a directory")
         if info.st_uid != os.geteuid():
             # Another user's directory could feed us sessions or read ours.
             raise StoreError(
-                f"state directory {self.directory} belongs to uid {info.st_uid}, not to you"
+                f"state directory {self._directory} belongs to uid {info.st_uid}, not to you"
             )
         if stat.S_IMODE(info.st_mode) != 0o700:
-            os.chmod(self.directory, 0o700)
+            os.chmod(self._directory, 0o700)
 
     def path_for(self, session_id: str) -> Path:
+        return _path(self._file_for(session_id))
+
+    def _file_for(self, session_id: str) -> str:
         if not valid_session_id(session_id):
             raise ValueError(f"invalid session id {session_id!r}")
-        return self.directory / f"{session_id}{SUFFIX}"
+        return os.path.join(self._directory, f"{session_id}{SUFFIX}")
 
     def write(self, session: Session) -> None:
         """Replace the session's file atomically; readers never see a torn file."""
-        target = self.path_for(session.id)
+        target = self._file_for(session.id)
         # Unique per process and per call, so concurrent writers never share a temp file.
-        temp = self.directory / f".{session.id}.{os.getpid()}.{next(_temp_counter)}{TEMP_SUFFIX}"
-        data = json.dumps(session.to_file(), separators=(",", ":")).encode("utf-8")
+        temp = os.path.join(
+            self._directory, f".{session.id}.{os.getpid()}.{next(_temp_counter)}{TEMP_SUFFIX}"
+        )
+        data = _json_text(session).encode("utf-8")
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
+        self._written.pop(session.id, None)
         fd = os.open(temp, flags, 0o600)
         try:
             try:
@@ -188,18 +238,21 @@ class StateStore:
                 view = memoryview(data)
                 while view:
                     view = view[os.write(fd, view) :]
+                # The rename keeps device, inode, modification time and size.
+                identity = file_identity(os.fstat(fd))
             finally:
                 os.close(fd)
             os.replace(temp, target)
         except BaseException:
             _unlink_quietly(temp)
             raise
+        self._written[session.id] = (identity, session)
 
-    def read(self, path: Path) -> Session:
+    def read(self, path: PathArgument) -> Session:
         """One session file; raises OSError, ValueError or SessionFormatError."""
         return self._load(path).session
 
-    def _load(self, path: Path) -> _Loaded:
+    def _load(self, path: PathArgument) -> _Loaded:
         # O_NONBLOCK so a FIFO planted in the directory cannot hang a reader.
         flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
         fd = os.open(path, flags)
@@ -225,26 +278,27 @@ class StateStore:
         if not data:
             raise ValueError("empty file")
         try:
-            document = json.loads(data)
+            document = _parse_json(data)
         except RecursionError:
             raise ValueError("JSON nested too deeply") from None
         session = Session.from_file(document)
-        expected_name = path.name.removesuffix(SUFFIX)
+        expected_name = os.path.basename(path).removesuffix(SUFFIX)
         if session.id != expected_name:
             raise ValueError(f"holds session {session.id!r}, not {expected_name!r}")
         ordered = tuple(sorted(session.records, key=lambda record: record.id))
         if ordered != session.records:
             session = session.replace(records=ordered)
-        return _Loaded(session, _identity(info))
+        return _Loaded(session, file_identity(info))
 
-    def _session_paths(self) -> list[Path]:
+    def _session_names(self) -> list[str]:
+        """The session files' names, sorted; raises OSError but for a missing directory."""
         try:
-            names = os.listdir(self.directory)
+            names = os.listdir(self._directory)
         except FileNotFoundError:
             return []
-        return [self.directory / name for name in sorted(names) if _session_name(name)]
+        return [name for name in sorted(names) if is_session_file(name)]
 
-    def _load_live(self, path: Path) -> _Loaded:
+    def _load_live(self, path: PathArgument) -> _Loaded:
         """A session with liveness applied: a dead launcher's session is ended."""
         loaded = self._load(path)
         session = with_liveness(loaded.session)
@@ -252,22 +306,44 @@ class StateStore:
             return _Loaded(session, loaded.identity)
         return loaded
 
-    def _scan(self) -> tuple[list[tuple[Path, _Loaded]], list[Problem]]:
-        loaded: list[tuple[Path, _Loaded]] = []
-        problems: list[Problem] = []
+    def _scan(
+        self, *, own: bool = False
+    ) -> tuple[list[tuple[str, _Loaded]], list[tuple[str, str]]]:
+        """Every session file, read, with liveness; and the paths that failed, with why.
+
+        ``own``: a file as this store last wrote it is not read again, its session taken
+        as written (for a prune, whose decision needs only fields a file keeps exactly).
+        """
+        loaded: list[tuple[str, _Loaded]] = []
+        problems: list[tuple[str, str]] = []
         try:
-            paths = self._session_paths()
+            names = self._session_names()
         except OSError as error:
-            return loaded, [Problem(self.directory, _reason(error))]
-        for path in paths:
+            return loaded, [(self._directory, problem_reason(error))]
+        for name in names:
+            path = os.path.join(self._directory, name)
             try:
-                loaded.append((path, self._load_live(path)))
+                item = self._as_written(name, path) if own else None
+                loaded.append((path, item or self._load_live(path)))
             except FileNotFoundError:
                 continue  # removed since the listing: dismissed or pruned meanwhile
             except (OSError, ValueError, SessionFormatError) as error:
-                problems.append(Problem(path, _reason(error)))
+                problems.append((path, problem_reason(error)))
         loaded.sort(key=lambda item: (item[1].session.started_at, item[1].session.id))
         return loaded, problems
+
+    def _as_written(self, name: str, path: str) -> _Loaded | None:
+        """The session this store last wrote to ``path``, if the file is still that one."""
+        written = self._written.get(name.removesuffix(SUFFIX))
+        if written is None:
+            return None
+        identity, session = written
+        try:
+            if file_identity(os.stat(path, follow_symlinks=False)) != identity:
+                return None
+        except OSError:
+            return None
+        return _Loaded(with_liveness(session), identity)
 
     def read_all(self, now: float) -> tuple[list[Session], list[Problem]]:
         """Every session, oldest first, with dead launchers' sessions ended.
@@ -277,14 +353,16 @@ class StateStore:
         path is the directory itself.
         """
         loaded, problems = self._scan()
-        return [item.session for _, item in loaded], problems
+        return [item.session for _, item in loaded], [
+            Problem(_path(path), reason) for path, reason in problems
+        ]
 
     def prune(self, now: float, keep_ended: float) -> int:
         """Delete the files of sessions that ended more than ``keep_ended`` seconds ago.
 
         Also clears temp files left by writers that died. Returns how many sessions went.
         """
-        loaded, _ = self._scan()
+        loaded, _ = self._scan(own=True)
         removed = 0
         for path, item in loaded:
             if expired(item.session, now, keep_ended) and self._remove_if_unchanged(path, item):
@@ -301,14 +379,14 @@ class StateStore:
         """
         if not valid_session_id(session_id):
             return Dismissal.NOT_FOUND
-        path = self.path_for(session_id)
+        path = self._file_for(session_id)
         try:
             item = self._load_live(path)
         except FileNotFoundError:
             return Dismissal.NOT_FOUND
         except (OSError, ValueError, SessionFormatError):
             try:
-                path.unlink()
+                os.unlink(path)
             except FileNotFoundError:
                 return Dismissal.NOT_FOUND
             self._remove_answer_socket(session_id)
@@ -319,7 +397,7 @@ class StateStore:
             self._remove_answer_socket(session_id)
             return Dismissal.REMOVED
         # The file changed under us: only a live launcher writes, so it is running.
-        return Dismissal.RUNNING if path.exists() else Dismissal.NOT_FOUND
+        return Dismissal.RUNNING if _exists(path) else Dismissal.NOT_FOUND
 
     def dismiss_ended(self) -> list[str]:
         """Remove every ended session's file; returns their ids."""
@@ -336,7 +414,7 @@ class StateStore:
     def remove(self, session_id: str) -> bool:
         self._remove_answer_socket(session_id)
         try:
-            self.path_for(session_id).unlink()
+            os.unlink(self._file_for(session_id))
         except FileNotFoundError:
             return False
         return True
@@ -346,10 +424,10 @@ class StateStore:
         ever a socket, never another file of that name."""
         if not valid_session_id(session_id):
             return
-        path = self.directory / f"{session_id}{ANSWER_SUFFIX}"
+        path = os.path.join(self._directory, f"{session_id}{ANSWER_SUFFIX}")
         try:
             if stat.S_ISSOCK(os.lstat(path).st_mode):
-                path.unlink()
+                os.unlink(path)
         except OSError:
             pass
 
@@ -357,7 +435,7 @@ class StateStore:
         """Answer sockets whose session file is gone (removed by an older tray, or by
         hand) and whose launcher is gone too: the id starts with its pid."""
         try:
-            names = os.listdir(self.directory)
+            names = os.listdir(self._directory)
         except OSError:
             return
         present = set(names)
@@ -373,18 +451,18 @@ class StateStore:
             if pid.isdigit() and not pid_exists(int(pid)):
                 self._remove_answer_socket(session_id)
 
-    def _remove_if_unchanged(self, path: Path, item: _Loaded) -> bool:
+    def _remove_if_unchanged(self, path: PathArgument, item: _Loaded) -> bool:
         try:
-            if _identity(os.stat(path, follow_symlinks=False)) != item.identity:
+            if file_identity(os.stat(path, follow_symlinks=False)) != item.identity:
                 return False
-            path.unlink()
+            os.unlink(path)
         except FileNotFoundError:
             return False
         return True
 
     def _clear_stale_temps(self, now: float) -> None:
         try:
-            names = os.listdir(self.directory)
+            names = os.listdir(self._directory)
         except OSError:
             return
         for name in names:
@@ -394,7 +472,7 @@ class StateStore:
             # ".<id>.<pid>.<n>.tmp": the id may hold dots, so the pid is third from the end.
             if len(parts) < 5 or not parts[-3].isdigit():
                 continue
-            path = self.directory / name
+            path = os.path.join(self._directory, name)
             try:
                 age = now - os.stat(path, follow_symlinks=False).st_mtime
             except OSError:
@@ -403,139 +481,11 @@ class StateStore:
                 _unlink_quietly(path)
 
 
-class _Cached(Value):
-    """What one file held when last read: a session (liveness applied) or a problem.
-
-    ``identity`` is None when the file could not even be looked at: then it is read
-    again every time.
-    """
-
-    __slots__ = ("identity", "problem", "session")
-
-    def __init__(
-        self,
-        identity: tuple[int, int, int, int] | None,
-        session: Session | None,
-        problem: str | None = None,
-    ) -> None:
-        self.identity: Final = identity
-        self.session: Final = session
-        self.problem: Final = problem
-
-
-class SessionCache:
-    """The sessions of a state directory, kept between reads so that a busy directory
-    costs one read per file that changed, not one per file.
-
-    :meth:`reload` reads the files a watcher named. :meth:`rescan` looks at the whole
-    directory: it reads only files whose identity (inode, modification time, size)
-    differs from the version kept, drops those gone, and asks again whether each live
-    session's launcher runs, since a launcher killed outright never writes its end.
-
-    A file :meth:`reload` reads is taken as its launcher wrote it, without asking /proc
-    whether that launcher runs: only a live launcher writes a live session, and a busy
-    directory changes hundreds of times a second, so the question would cost more than
-    the read. One killed just after its write is caught by the next rescan, as one
-    killed between writes is. A session the rescan found dead stays dead on a reload
-    until its launcher is asked again: a file touched by someone else never brings a
-    dead launcher back.
-    """
-
-    def __init__(self, store: StateStore) -> None:
-        self._store = store
-        self._entries: dict[str, _Cached] = {}
-        self._directory_problem: Problem | None = None
-
-    def reload(self, names: Iterable[str]) -> None:
-        """Read these files again; one that is gone takes its session with it."""
-        for name in names:
-            if _session_name(name):
-                self._read(name, None, changed=True)
-
-    def rescan(self) -> None:
-        """Look at every file in the directory, reading only those that changed."""
-        try:
-            paths = self._store._session_paths()
-        except OSError as error:
-            self._entries.clear()
-            self._directory_problem = Problem(self._store.directory, _reason(error))
-            return
-        self._directory_problem = None
-        listed = {path.name for path in paths}
-        for name in self._entries.keys() - listed:
-            del self._entries[name]
-        for name in sorted(listed):
-            identity = self._look(name)
-            known = self._entries.get(name)
-            if known is None or identity is None or known.identity != identity:
-                self._read(name, identity)
-            elif known.session is not None and known.session.alive:
-                session = with_liveness(known.session)
-                if session is not known.session:
-                    self._entries[name] = _Cached(known.identity, session)
-
-    def sessions(self) -> tuple[list[Session], list[Problem]]:
-        """Like :meth:`StateStore.read_all`, from what was read last."""
-        if self._directory_problem is not None:
-            return [], [self._directory_problem]
-        sessions = [entry.session for entry in self._entries.values() if entry.session]
-        sessions.sort(key=lambda session: (session.started_at, session.id))
-        problems = [
-            Problem(self._store.directory / name, entry.problem)
-            for name, entry in sorted(self._entries.items())
-            if entry.problem is not None
-        ]
-        return sessions, problems
-
-    def _look(self, name: str) -> tuple[int, int, int, int] | None:
-        try:
-            return _identity(os.stat(self._store.directory / name, follow_symlinks=False))
-        except OSError:
-            return None
-
-    def _read(
-        self, name: str, identity: tuple[int, int, int, int] | None, changed: bool = False
-    ) -> None:
-        """``identity`` is the file's before the read: kept for a file that fails, so a
-        rescan reads it again only once it changed.
-
-        A file the watcher named (``changed``) is looked at only when it fails, after the
-        read (a newer version that came meanwhile is named again), and its launcher is
-        asked only when the version kept was found dead (see the class)."""
-        try:
-            loaded = self._store._load(self._store.directory / name)
-        except FileNotFoundError:
-            self._entries.pop(name, None)  # removed: dismissed, pruned or renamed away
-            return
-        except (OSError, ValueError, SessionFormatError) as error:
-            if changed:
-                identity = self._look(name)
-            self._entries[name] = _Cached(identity, None, _reason(error))
-            return
-        session = loaded.session
-        if not changed or self._found_dead(name, session):
-            session = with_liveness(session)
-        self._entries[name] = _Cached(loaded.identity, session)
-
-    def _found_dead(self, name: str, session: Session) -> bool:
-        """Whether the version kept of a file that claims ``session`` alive was ended
-        by the liveness check, for the same launcher."""
-        if not session.alive:
-            return False
-        known = self._entries.get(name)
-        kept = None if known is None else known.session
-        return (
-            kept is not None
-            and not kept.alive
-            and (kept.pid, kept.pid_start) == (session.pid, session.pid_start)
-        )
-
-
-def _session_name(name: str) -> bool:
+def is_session_file(name: str) -> bool:
     return name.endswith(SUFFIX) and valid_session_id(name.removesuffix(SUFFIX))
 
 
-def _reason(error: BaseException) -> str:
+def problem_reason(error: BaseException) -> str:
     if isinstance(error, OSError) and error.strerror:
         if error.errno == errno.ELOOP:
             return "is a symbolic link"
@@ -543,24 +493,81 @@ def _reason(error: BaseException) -> str:
     return str(error)
 
 
-def _unlink_quietly(path: Path) -> bool:
+def _unlink_quietly(path: str) -> bool:
     try:
-        path.unlink()
+        os.unlink(path)
     except OSError:
         return False
     return True
+
+
+def _exists(path: str) -> bool:
+    """``Path(path).exists()``: an error other than the path's absence is raised."""
+    try:
+        os.stat(path)
+    except OSError as error:
+        if error.errno in (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP):
+            return False
+        raise
+    return True
+
+
+def _pure_path(path: str) -> str:
+    """``str(PurePosixPath(path))`` without pathlib: no empty or ``.`` parts, no trailing
+    slash, and ``//`` kept only as a whole root, as POSIX allows."""
+    if path.startswith("//") and not path.startswith("///"):
+        root = "//"
+    elif path.startswith("/"):
+        root = "/"
+    else:
+        root = ""
+    parts = [part for part in path.split("/") if part and part != "."]
+    return root + "/".join(parts) or "."
+
+
+def _path(path: str) -> Path:
+    """A Path for callers that take one; pathlib only for them (see the module)."""
+    from pathlib import Path  # noqa: PLC0415 - off `tray run`'s path, see the module
+
+    return Path(path)
+
+
+def _json_text(session: Session) -> str:
+    """The session's file, as ``json.dumps`` with compact separators writes it.
+
+    :func:`tray.json_text.dumps` writes the same text without importing json, for the
+    small files of a start; json itself, faster, once it is imported anyway (a file was
+    read) or the table is large enough to be worth its import.
+    """
+    document = session.to_file()
+    json = sys.modules.get("json")
+    if json is None and len(session.records) > PURE_WRITER_RECORDS:
+        import json  # noqa: PLC0415 - see PURE_WRITER_RECORDS
+    if json is None:
+        return dumps(document)
+    text: str = json.dumps(document, separators=(",", ":"))
+    return text
+
+
+def _parse_json(data: bytes) -> Any:
+    """The document in a session file."""
+    import json  # noqa: PLC0415 - only a file read needs it, and json brings re (see the module)
+
+    return json.loads(data)
 
 
 __all__ = [
     "ANSWER_SUFFIX",
     "Dismissal",
     "Problem",
-    "SessionCache",
     "StateStore",
     "StoreError",
     "expired",
+    "file_identity",
+    "is_session_file",
     "launcher_alive",
     "pid_exists",
+    "problem_reason",
     "process_start_token",
     "valid_session_id",
     "with_liveness",

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from tray import answering
 from tray.answering import (
@@ -230,3 +234,20 @@ def test_a_prompt_is_answered_once() -> None:
     assert once.reason == answering.ANSWERED
     other = decide(records, Request("approve"), None, DEFAULT_SETTINGS, answered=("", 1.0))
     assert other.ok
+
+
+# The app name check replaced re.fullmatch(r"[A-Za-z0-9_.+-]{1,32}", name): re would cost
+# every `tray run` milliseconds. Both must agree, at the ends of each range and on
+# characters that trip a hand-written check (newline, non-ASCII digits and letters).
+_NAME_EDGES = "AZaz09_.+-@[`{/:\n\x00\x7f\u0660\u00b2\u0130\u212a\u00e9"
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(st.sampled_from(_NAME_EDGES) | st.characters(), max_size=40))
+@example("a" * 32)
+@example("a" * 33)
+@example("")
+@example("claude-code\n")
+def test_the_app_name_check_is_the_old_expression(name: str) -> None:
+    expected = re.fullmatch(r"[A-Za-z0-9_.+-]{1,32}", name) is not None
+    assert answering._is_app_name(name) == expected

@@ -521,3 +521,34 @@ def test_the_readmes_configuration_example_is_a_valid_config() -> None:
     assert config.answer == DEFAULT_SETTINGS
     assert config.away is not None
     assert config.away.schemes == ("ntfys",)
+
+
+def test_load_config_without_a_file_imports_no_slow_module(tmp_path: Path) -> None:
+    # Every `tray run` loads the config, and most find no file: then none of re, json,
+    # tomllib or pathlib, each milliseconds of a start. Without site, as an editable
+    # install's finder imports pathlib and re at start-up itself.
+    slow = ("re", "json", "tomllib", "pathlib", "enum", "functools", "collections", "typing")
+    code = (
+        "import sys\n"
+        "from tray.environment import Environment\n"
+        "from tray.config import load_config\n"
+        f"load_config(Environment(environ={{'XDG_CONFIG_HOME': {str(tmp_path)!r}}}))\n"
+        f"print(sorted(set(sys.modules) & {set(slow)!r}))\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    result = subprocess.run(
+        [sys.executable, "-S", "-c", code],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert result.stdout == "[]\n"
+
+
+def test_load_config_names_the_file_in_its_errors(tmp_path: Path) -> None:
+    write_config(tmp_path, "[sessions\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(env_for(tmp_path))
+    assert str(caught.value).startswith(f"{tmp_path / 'tray' / 'config.toml'}: ")

@@ -10,7 +10,8 @@ import pytest
 
 from tray.protocol.records import Record
 from tray.session import Session
-from tray.store import Problem, SessionCache, StateStore, process_start_token
+from tray.session_cache import SessionCache
+from tray.store import Problem, StateStore, process_start_token
 
 NOW = 1_764_470_000.0
 

@@ -111,12 +111,10 @@ def launcher(tmp_path: Path) -> Iterator[Launcher]:
     running.socket.close()
 
 
-def ask(
-    path: Path, payload: bytes, results: list[dict[str, object]], done: threading.Event
-) -> None:
+def ask(path: str, payload: bytes, results: list[dict[str, object]], done: threading.Event) -> None:
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
         client.settimeout(10)
-        client.connect(str(path))
+        client.connect(path)
         client.sendall(payload)
         data = b""
         while not data.endswith(b"\n"):
@@ -144,7 +142,7 @@ def line(**fields: object) -> bytes:
 
 
 def test_the_socket_is_private(launcher: Launcher) -> None:
-    mode = launcher.socket.path.stat().st_mode
+    mode = os.stat(launcher.socket.path).st_mode
     assert stat.S_ISSOCK(mode)
     assert stat.S_IMODE(mode) == 0o600
 
@@ -253,7 +251,7 @@ def test_one_request_per_connection(launcher: Launcher) -> None:
 
 def test_a_silent_peer_is_timed_out(launcher: Launcher) -> None:
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
-        client.connect(str(launcher.socket.path))
+        client.connect(launcher.socket.path)
         client.sendall(b'{"answer": ')
         start = time.monotonic()
         longest = launcher.poll(REQUEST_TIMEOUT + 1)
@@ -271,7 +269,7 @@ def test_a_flood_never_stalls_the_loop_and_never_types(launcher: Launcher) -> No
         client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         client.setblocking(False)
         try:
-            client.connect(str(launcher.socket.path))
+            client.connect(launcher.socket.path)
             client.send(b"x" * (number % 40))
         except (BlockingIOError, ConnectionRefusedError, OSError):
             pass
@@ -291,9 +289,7 @@ def test_another_user_cannot_even_reach_the_socket(launcher: Launcher) -> None:
     assert os.getuid() == 0, "needs root to become nobody"
     result: list[str] = []
     thread = threading.Thread(
-        target=lambda: result.append(
-            ask_as_nobody(str(launcher.socket.path), line(answer="approve"))
-        )
+        target=lambda: result.append(ask_as_nobody(launcher.socket.path, line(answer="approve")))
     )
     thread.start()
     while thread.is_alive():
@@ -307,7 +303,7 @@ def test_another_user_is_refused_by_peer_credentials() -> None:
     directory = Path(tempfile.mkdtemp(prefix="tray-answer-"))
     directory.chmod(0o755)
     launcher = Launcher(directory)
-    launcher.socket.path.chmod(0o666)
+    os.chmod(launcher.socket.path, 0o666)  # noqa: S103 - opened up on purpose
     try:
         _refused_by_uid(launcher)
     finally:
@@ -318,9 +314,7 @@ def test_another_user_is_refused_by_peer_credentials() -> None:
 def _refused_by_uid(launcher: Launcher) -> None:
     result: list[str] = []
     thread = threading.Thread(
-        target=lambda: result.append(
-            ask_as_nobody(str(launcher.socket.path), line(answer="approve"))
-        )
+        target=lambda: result.append(ask_as_nobody(launcher.socket.path, line(answer="approve")))
     )
     thread.start()
     while thread.is_alive():
@@ -340,9 +334,9 @@ def test_parse_request_is_strict() -> None:
 def test_close_removes_the_socket(tmp_path: Path) -> None:
     running = Launcher(tmp_path)
     path = running.socket.path
-    assert path.exists()
+    assert os.path.exists(path)
     running.socket.close()
-    assert not path.exists()
+    assert not os.path.exists(path)
 
 
 def test_a_held_answer_reads_the_records_clock(tmp_path: Path) -> None:
@@ -370,7 +364,7 @@ def test_a_held_request_leaves_the_poll_set(launcher: Launcher) -> None:
     # loop waking: only the listener and connections still sending are polled.
     launcher.records = [launcher.blocked(time.monotonic())]
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
-        client.connect(str(launcher.socket.path))
+        client.connect(launcher.socket.path)
         client.sendall(line(answer="approve") + b"more")
         launcher.poll(0.2)
         assert launcher.socket.fds() == [launcher.socket.fileno()]
@@ -411,3 +405,29 @@ def test_the_client_without_a_launcher(tmp_path: Path) -> None:
         False,
         "its launcher takes no answers (an older tray?)",
     )
+
+
+def test_socket_path_is_a_string_from_a_string_or_a_path(tmp_path: Path) -> None:
+    expected = f"{tmp_path}/4242-abc.answer"
+    assert socket_path(str(tmp_path), "4242-abc") == expected
+    assert socket_path(tmp_path, "4242-abc") == expected
+
+
+def test_a_stale_socket_is_replaced_and_another_file_is_not(tmp_path: Path) -> None:
+    path = socket_path(tmp_path, "4242-abc")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as stale:
+        stale.bind(path)  # an earlier launcher's, killed before it could remove it
+    os.chmod(path, 0o644)
+    # Binding over it would fail (address in use): it was removed, and this one is new.
+    launcher = Launcher(tmp_path)
+    try:
+        assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+        assert stat.S_ISSOCK(os.stat(path).st_mode)
+    finally:
+        launcher.socket.close()
+    with open(path, "w") as other:
+        other.write("not a socket")
+    with pytest.raises(OSError):
+        Launcher(tmp_path)
+    with open(path) as other:
+        assert other.read() == "not a socket"

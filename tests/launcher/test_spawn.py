@@ -10,7 +10,10 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from conftest import TIMEOUT, Job, Terminal, launcher_argv, only_session, run_piped
+
+from tray.launcher.spawn import CannotStartError, Spawned, child_dispositions, exit_code, spawn
 
 # Waits for Enter, then prints the size it sees and how many SIGWINCH it got meanwhile.
 PIXELS_CHILD = r"""
@@ -142,3 +145,71 @@ def test_the_launcher_keeps_no_fd_of_the_pty_it_does_not_use(
 
 def _fds(pid: int) -> list[str]:
     return os.listdir(f"/proc/{pid}/fd")
+
+
+@pytest.mark.parametrize("kind", ["file without the x bit", "directory"])
+def test_a_name_that_path_holds_only_as_a_non_executable_is_not_found(
+    tray_env: dict[str, str], tmp_path: Path, kind: str
+) -> None:
+    # exec says EACCES for these; a name nothing can run is not found, as it always was.
+    directory = tmp_path / "bin"
+    directory.mkdir()
+    if kind == "directory":
+        (directory / "tray-unrunnable").mkdir()
+    else:
+        (directory / "tray-unrunnable").write_text("#!/bin/sh\n")
+    tray_env["PATH"] = f"{directory}:{tray_env['PATH']}"
+    result = run_piped(["tray-unrunnable"], tray_env, tmp_path)
+    assert result.returncode == 127
+    assert result.stderr == b"tray: tray-unrunnable: command not found\n"
+
+
+def _spawn(argv: list[str], setup_terminal: Callable[[int], None] = lambda fd: None) -> Spawned:
+    return spawn(argv, dict(os.environ), setup_terminal, child_dispositions())
+
+
+def _output_and_status(spawned: Spawned) -> tuple[bytes, int]:
+    output = b""
+    try:
+        while chunk := os.read(spawned.master, 4096):
+            output += chunk
+    except OSError:  # EIO: every process on the pty has gone
+        pass
+    finally:
+        os.close(spawned.master)
+    _, status = os.waitpid(spawned.keeper, 0)
+    return output, exit_code(status)
+
+
+def test_keeper_and_command_hold_only_the_pty_and_the_launcher_only_the_master(
+    tmp_path: Path,
+) -> None:
+    before = set(os.listdir("/proc/self/fd"))
+    with open(tmp_path / "held", "wb") as held:
+        os.set_inheritable(held.fileno(), True)
+        spawned = _spawn(["sleep", "60"])
+    try:
+        # spawn() returns once the command runs: the report pipe is gone from all three.
+        assert sorted(os.listdir(f"/proc/{spawned.keeper}/fd")) == ["0", "1", "2"]
+        assert sorted(os.listdir(f"/proc/{spawned.child}/fd")) == ["0", "1", "2"]
+        assert set(os.listdir("/proc/self/fd")) == before | {str(spawned.master)}
+        assert not os.get_inheritable(spawned.master)
+    finally:
+        # Closing the master hangs the pty up; the keeper passes that on to the command.
+        os.close(spawned.master)
+        _, status = os.waitpid(spawned.keeper, 0)
+    assert exit_code(status) == 128 + signal.SIGHUP
+
+
+def test_the_pty_is_24_by_80_when_the_setup_sets_no_size() -> None:
+    output, code = _output_and_status(_spawn(["stty", "size"]))
+    assert (output, code) == (b"24 80\r\n", 0)
+
+
+def test_a_setup_that_fails_is_a_command_that_cannot_start() -> None:
+    def failing_setup(fd: int) -> None:
+        raise OSError("no such terminal setting")
+
+    with pytest.raises(CannotStartError) as raised:
+        _spawn(["true"], failing_setup)
+    assert str(raised.value) == "tray: true: could not be started (no such terminal setting)"

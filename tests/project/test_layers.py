@@ -26,8 +26,10 @@ LAYERS: dict[str, int] = {
     "tray.protocol": PROTOCOL,
     "tray.value": PROTOCOL,
     "tray.text": PROTOCOL,
+    "tray.json_text": PROTOCOL,
     "tray.session": CORE,
     "tray.store": CORE,
+    "tray.session_cache": CORE,
     "tray.config": CORE,
     "tray.host_config": CORE,
     "tray.watcher": CORE,
@@ -48,6 +50,7 @@ LAYERS: dict[str, int] = {
     "tray.desktop": ADAPTERS,
     "tray.app": APP,
     "tray.commands": COMMANDS,
+    "tray.command_table": CLI,
     "tray.cli": CLI,
     "tray.__main__": CLI,
 }

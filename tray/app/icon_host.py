@@ -23,6 +23,7 @@ from typing import Any
 
 from PIL import Image
 
+from tray.app.gtk_menu import GtkMenus
 from tray.app.icons import icon_image
 from tray.app.overview import IconState, Overview
 
@@ -77,6 +78,49 @@ def _gtk_icon_class(base: type[Any]) -> type[Any]:
     """
 
     class GtkIcon(base):  # type: ignore[misc]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            # Before pystray's own setup, which may already ask for the menu.
+            self._menus = GtkMenus(self)
+            super().__init__(*args, **kwargs)
+
+        def _update_menu(self) -> None:
+            # pystray's would build a whole new Gtk.Menu; see tray.app.gtk_menu.
+            from gi.repository import GLib  # noqa: PLC0415  (present with these backends)
+
+            GLib.idle_add(self._show_menu)
+
+        def _show_menu(self) -> bool:
+            """Show the current menu, on the GTK thread; returns False to run once."""
+            for attempt in range(2):
+                try:
+                    handle, new = self._menus.show(self.menu)
+                    if new:
+                        self._hand_menu(handle)
+                    break
+                except Exception:
+                    log.exception("cannot update the tray menu")
+                    # Half changed, the shown menu is in doubt: build it anew, once.
+                    self._menus.forget()
+                    if attempt:
+                        break
+            return False
+
+        def _hand_menu(self, handle: Any) -> None:
+            if not hasattr(self, "_appindicator"):
+                self._menu_handle = handle  # None: no menu
+                return
+            if handle is None:
+                # An indicator needs a menu: pystray's shows the default item alone.
+                try:
+                    handle = self._create_default_menu()
+                except StopIteration:
+                    # No default item either: pystray's update fails quietly here,
+                    # and the menu shown stays.
+                    log.debug("the menu shows nothing and has no default item")
+                    return
+            self._menu_handle = handle
+            self._appindicator.set_menu(handle)
+
         def _initialize(self) -> None:
             try:
                 super()._initialize()
@@ -250,9 +294,10 @@ class IconHost:
         """Show ``overview``, and ``menu`` unless it is None; callable from any thread.
 
         Only what looks different goes to the backend: every hand-over makes it redraw,
-        re-encode or re-export (the appindicator backend writes a PNG for an image, and
-        rebuilds and re-publishes the whole GTK menu for a menu). A menu of None keeps
-        the one shown; the caller decides when a menu is worth sending.
+        re-encode or re-export (the appindicator backend writes a PNG for an image; a
+        menu is rebuilt and re-published whole unless only its words changed, see
+        :mod:`tray.app.gtk_menu`). A menu of None keeps the one shown; the caller
+        decides when a menu is worth sending.
 
         On macOS, AppKit objects may only change on the main thread, so the change is
         handed to the main loop there; the Linux backends take it from any thread.

@@ -80,7 +80,8 @@ from tray.remote.hosts import HostConfig
 from tray.remote.link import HostLink, HostLinks, HostStatus
 from tray.remote.sessions import RemoteState, remote_tmux, split_remote_id
 from tray.session import Session
-from tray.store import SessionCache, StateStore
+from tray.session_cache import SessionCache
+from tray.store import StateStore
 from tray.watcher import DirectoryWatcher
 
 PAUSE_SECONDS = 3600.0

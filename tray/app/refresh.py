@@ -32,9 +32,11 @@ from tray.session import Session
 # directory costs a handful of refreshes a second.
 REFRESH_INTERVAL = 0.25
 # A menu whose only change is its text (a message, a percentage, an age) is rebuilt at
-# most this often: the backend rebuilds every item of it, which costs far more than a
-# refresh, and a message two seconds old is as good to read as a new one. (1.0 cost a
-# busy app, twenty sessions each reporting 100 times a second, ~28% more CPU.)
+# most this often: every hand-over costs far more than a refresh, and a message two
+# seconds old is as good to read as a new one. (1.0 cost a busy app, twenty sessions
+# each reporting 100 times a second, ~28% more CPU, measured when every hand-over
+# rebuilt every item; the gtk and appindicator backends now change the words in place,
+# see tray.app.gtk_menu, which is cheaper but still sends every changed label.)
 MENU_TEXT_PERIOD = 2.0
 
 _NOTHING: Hashable = object()

@@ -21,10 +21,10 @@ user's own keystrokes, or says not now.
 from __future__ import annotations
 
 import _socket
-import contextlib
-import json
+import errno
 import math
 import os
+import stat
 import sys
 import time
 
@@ -36,7 +36,6 @@ from tray.store import ANSWER_SUFFIX
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from pathlib import Path
 
     Socket = _socket.socket
 
@@ -67,12 +66,17 @@ class _Connection:
         self.request: Request | None = None
 
 
-def socket_path(state_dir: Path, session_id: str) -> Path:
-    return state_dir / f"{session_id}{SUFFIX}"
+def socket_path(state_dir: str | os.PathLike[str], session_id: str) -> str:
+    """The socket of ``session_id`` in ``state_dir``: a string, for the launcher, which does
+    without pathlib (it costs every `tray run` milliseconds)."""
+    return os.path.join(state_dir, f"{session_id}{SUFFIX}")
 
 
 def parse_request(line: bytes) -> Request | str:
     """A request line, or why it is not one. Only these three fields, strictly."""
+    # json brings re, milliseconds of every `tray run`: only a request needs it.
+    import json  # noqa: PLC0415
+
     try:
         data = json.loads(line.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
@@ -109,7 +113,7 @@ class AnswerSocket:
 
     def __init__(
         self,
-        path: Path,
+        path: str | os.PathLike[str],
         gate: Callable[[Request], Decision],
         type_keys: Callable[[bytes], bool],
         on_answered: Callable[[Decision, str], None] | None = None,
@@ -117,28 +121,30 @@ class AnswerSocket:
         clock: Callable[[], float] = time.monotonic,
         record_clock: Callable[[], float] | None = None,
     ) -> None:
-        self.path = path
+        self.path = os.fspath(path)
         self._gate = gate
         self._type_keys = type_keys
         self._on_answered = on_answered
         self._clock = clock
         self._record_clock = clock if record_clock is None else record_clock
         self._connections: dict[int, _Connection] = {}
-        self._listener = self._listen(path)
+        self._listener = self._listen(self.path)
 
     @staticmethod
-    def _listen(path: Path) -> Socket:
+    def _listen(path: str) -> Socket:
         # The C module, not ``socket``: that one turns every constant into an enum at
         # import, milliseconds of every `tray run`, for nothing the launcher needs.
         listener = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM | _socket.SOCK_CLOEXEC)
-        with contextlib.suppress(FileNotFoundError):
-            # A stale socket of an earlier launcher with the same id; never another file.
-            if path.is_socket():
-                path.unlink()
+        # A stale socket of an earlier launcher with the same id; never another file.
+        if _is_socket(path):
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass  # gone meanwhile
         # Created 0600 from the start: a chmod after bind would leave a window.
         old = os.umask(0o177)
         try:
-            listener.bind(str(path))
+            listener.bind(path)
         except OSError:
             listener.close()
             raise
@@ -271,23 +277,39 @@ class AnswerSocket:
 
     @staticmethod
     def _reply_and_close(sock: Socket, reply: dict[str, object]) -> None:
+        import json  # noqa: PLC0415 - only a connection needs it (see parse_request)
+
         # One small line into an empty socket buffer: it fits, or the peer is gone.
-        with contextlib.suppress(OSError):
+        try:
             sock.send(
                 json.dumps(reply).encode() + b"\n", _socket.MSG_DONTWAIT | _socket.MSG_NOSIGNAL
             )
+        except OSError:
+            pass
         sock.close()
 
     def close(self) -> None:
         for connection in list(self._connections.values()):
             self._finish(connection, {"ok": False, "reason": "the session has ended"})
         self._listener.close()
-        with contextlib.suppress(OSError):
-            self.path.unlink()
+        try:
+            os.unlink(self.path)
+        except OSError:
+            pass  # removed already, or the directory with it
+
+
+def _is_socket(path: str) -> bool:
+    """``Path(path).is_socket()``: False for a path that is not there or cannot be one."""
+    try:
+        return stat.S_ISSOCK(os.stat(path).st_mode)
+    except OSError as error:
+        if error.errno in (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP):
+            return False
+        raise
 
 
 def send_answer(
-    path: Path,
+    path: str | os.PathLike[str],
     answer: str,
     record: str | None,
     since: float | None,
@@ -296,6 +318,7 @@ def send_answer(
     """The client's side, for ``tray answer`` and the tray app: one request on a
     launcher's socket. True when the keys went in; else False and one short line why."""
     # Off the launcher's start-up path: only clients come here.
+    import json  # noqa: PLC0415
     import socket  # noqa: PLC0415
 
     from tray.text import clean_text, cut  # noqa: PLC0415
@@ -306,7 +329,7 @@ def send_answer(
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC) as client:
         client.settimeout(timeout)
         try:
-            client.connect(str(path))
+            client.connect(os.fspath(path))
         except (FileNotFoundError, ConnectionRefusedError):
             return False, "its launcher takes no answers (an older tray?)"
         except OSError as error:

@@ -6,11 +6,14 @@ goes to ``launcher.log`` beside the state files, kept to about a megabyte.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import time
-from collections.abc import Callable
-from pathlib import Path
+
+# typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
+# cost every `tray run` milliseconds.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 LOG_NAME = "launcher.log"
 LOG_LIMIT = 1 << 20
@@ -24,10 +27,16 @@ def _local_time(seconds: float) -> str:
 
 
 class LauncherLog:
-    """Appends lines to a file; a log that cannot be written is silently given up."""
+    """Appends lines to a file; a log that cannot be written is silently given up.
 
-    def __init__(self, path: Path | None, session_id: str, clock: Callable[[], float]) -> None:
-        self._path = path
+    ``path`` None: nothing is logged (there is no state directory to log in). A string,
+    as the launcher gives it: pathlib would cost every `tray run` milliseconds.
+    """
+
+    def __init__(
+        self, path: str | os.PathLike[str] | None, session_id: str, clock: Callable[[], float]
+    ) -> None:
+        self._path = None if path is None else os.fspath(path)
         self._session_id = session_id
         self._clock = clock
         self._fd = -1
@@ -44,10 +53,12 @@ class LauncherLog:
         except OSError:
             self._path = None
 
-    def _open(self, path: Path) -> None:
-        with contextlib.suppress(OSError):
-            if path.stat().st_size > LOG_LIMIT:
-                os.replace(path, path.with_name(path.name + ".1"))
+    def _open(self, path: str) -> None:
+        try:
+            if os.stat(path).st_size > LOG_LIMIT:
+                os.replace(path, path + ".1")
+        except OSError:
+            pass  # no log yet, or none to move aside: the open below says what counts
         self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
 
     def close(self) -> None:

@@ -17,11 +17,9 @@ write to a terminal that reads slowly blocks and wakes over and over, and costs 
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
 import select
-import signal
 import termios
 import time
 
@@ -39,6 +37,12 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from tray.launcher.answer_socket import AnswerSocket
+# signal.py only wraps the C module _signal to turn numbers into enums, and enum costs
+# milliseconds of every `tray run`; the functions and constants are the same.
+if TYPE_CHECKING:
+    import signal
+else:
+    import _signal as signal
 
 # Also the most output read in a row, before the loop looks at input, signals and timers
 # again: a keystroke never waits long behind streaming output.
@@ -58,7 +62,11 @@ HANGUP_WAIT = 2.0
 HANGUP_STATUS = 128 + signal.SIGHUP
 
 # In pipe mode the terminal's keys reach us, not the command's pty: pass them on.
-_FORWARDED = frozenset({signal.SIGINT, signal.SIGQUIT, signal.SIGTSTP})
+_FORWARDED: dict[int, str] = {
+    signal.SIGINT: "SIGINT",
+    signal.SIGQUIT: "SIGQUIT",
+    signal.SIGTSTP: "SIGTSTP",
+}
 _IN = select.POLLIN | select.POLLHUP | select.POLLERR
 # setitimer(0) would disarm the timer; a deadline already past fires at once instead.
 _SOONEST = 1e-6
@@ -303,8 +311,10 @@ class PtyProxy:
         self._answer_fds = set()
         self._answer_due = math.inf
         self._answers = None
-        with contextlib.suppress(Exception):
+        try:
             answers.close()
+        except Exception:  # noqa: S110 - a broken socket must not end the session
+            pass
 
     # ----------------------------------------------------------------- bytes
 
@@ -416,7 +426,7 @@ class PtyProxy:
                 self._log("SIGTERM: passed on to the command")
                 self._kill(self._spawned.child, signal.SIGTERM)
             elif signum in _FORWARDED:
-                self._log(f"{signal.Signals(signum).name}: passed on to the foreground group")
+                self._log(f"{_FORWARDED[signum]}: passed on to the foreground group")
                 self._kill_group(self._foreground(), signum)
             elif signum == signal.SIGHUP:
                 raise TerminalGoneError("SIGHUP")
@@ -477,8 +487,10 @@ class PtyProxy:
             return
         size = get_size(self._size_fd)
         if size is not None:
-            with contextlib.suppress(OSError):
+            try:
                 set_size(self._master, size)
+            except OSError:
+                pass  # the command's pty is gone
 
     def _foreground(self) -> int:
         try:
@@ -489,13 +501,17 @@ class PtyProxy:
 
     @staticmethod
     def _kill(pid: int, signum: int) -> None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
+        try:
             os.kill(pid, signum)
+        except (ProcessLookupError, PermissionError):
+            pass  # already gone, or its pid was taken by another user's process
 
     @staticmethod
     def _kill_group(group: int, signum: int) -> None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
+        try:
             os.killpg(group, signum)
+        except (ProcessLookupError, PermissionError):
+            pass  # already gone, or its pid was taken by another user's process
 
     # ----------------------------------------------------------------- hangup
 

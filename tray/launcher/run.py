@@ -8,11 +8,9 @@ control) and :mod:`tray.launcher.recorder` (the state file and its pacing).
 
 from __future__ import annotations
 
-import contextlib
+import gc
 import os
-import signal
 import termios
-from collections.abc import Callable
 
 from tray.answering import DEFAULT_SETTINGS, AnswerSettings, Decision, Request, decide
 from tray.config import Config, ConfigError, PolicySettings, load_config
@@ -21,7 +19,13 @@ from tray.launcher.answer_socket import AnswerSocket, socket_path
 from tray.launcher.log import LOG_NAME, LauncherLog
 from tray.launcher.proxy import PtyProxy
 from tray.launcher.recorder import INPUT_WRITE_INTERVAL, WRITE_INTERVAL, SessionRecorder
-from tray.launcher.spawn import CANNOT_START, CannotStartError, child_dispositions, exit_code, spawn
+from tray.launcher.spawn import (
+    CANNOT_START,
+    CannotStartError,
+    child_dispositions,
+    exit_code,
+    start_command,
+)
 from tray.launcher.terminal import (
     IFLAG,
     LFLAG,
@@ -38,6 +42,18 @@ from tray.launcher.watch import TerminalWatch
 from tray.protocol.scanner import Scanner
 from tray.session import Answered, Session
 from tray.store import StateStore, StoreError, process_start_token
+
+# typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
+# cost every `tray run` milliseconds.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+# signal.py only wraps the C module _signal to turn numbers into enums, and enum costs
+# milliseconds of every `tray run`; the functions and constants are the same.
+if TYPE_CHECKING:
+    import signal
+else:
+    import _signal as signal
 
 __all__ = [
     "CANNOT_START",
@@ -108,7 +124,8 @@ class Launcher:
         self._command = list(command)
         self._env = env
         self._id = f"{os.getpid()}-{os.urandom(3).hex()}"
-        self._state_dir = env.state_dir()
+        # A string, not a Path: pathlib is milliseconds of every start.
+        self._state_dir = env.state_directory()
         self._store: StateStore | None = None
         self._log = LauncherLog(None, self._id, env.clock)
         self._on_write = on_write
@@ -175,7 +192,14 @@ class Launcher:
         handled = [signum for signum in _OPTIONAL_SIGNALS if dispositions[signum] != signal.SIG_IGN]
         with SignalPipe([*_ALWAYS_SIGNALS, *handled]) as signals:
             try:
-                spawned = spawn(self._command, self._child_environ(), setup_terminal, dispositions)
+                starting = start_command(
+                    self._command, self._child_environ(), setup_terminal, dispositions
+                )
+                # While the command's exec is under way (on the other CPU, where there
+                # is one), the state file gets its pid and the answer socket opens.
+                recorder.started(starting.spawned.child)
+                answers = self._open_answers(recorder)
+                spawned = starting.wait()
             except CannotStartError as failure:
                 self._log(f"cannot start: {failure}")
                 self._say(str(failure))
@@ -186,8 +210,6 @@ class Launcher:
                 f"started pid={os.getpid()} child={spawned.child} "
                 f"keeper={spawned.keeper} command={self._command!r}"
             )
-            recorder.started(spawned.child)
-            answers = self._open_answers(recorder)
             raw = RawMode(self._stdin) if interactive else None
             terminal = UserTerminal(
                 self._stdin,
@@ -207,9 +229,17 @@ class Launcher:
                 scanner=Scanner(withhold_reports=bool(self._env.environ.get(SESSION_VARIABLE))),
                 answers=answers,
             )
+            # `tray run` starts with collection off (cli.py): what was made until now
+            # lives as long as the session, so it is frozen out of every collection to
+            # come, and collection goes on for the rest.
+            gc.freeze()
+            gc.enable()
             try:
-                with raw or contextlib.nullcontext():
+                if raw is None:
                     code = proxy.run()
+                else:
+                    with raw:
+                        code = proxy.run()
             except Exception:
                 import traceback  # noqa: PLC0415 - only for a crash, off the start-up path
 
@@ -274,9 +304,11 @@ class Launcher:
         recorder.answered(Answered(decision.record, decision.since, answer, self._env.clock()))
 
     def _say(self, line: str) -> None:
-        with contextlib.suppress(OSError, ValueError):
+        try:
             self._env.stderr.write(line + "\n")
             self._env.stderr.flush()
+        except (OSError, ValueError):
+            pass  # no stderr to tell: the session still runs
 
     # ----------------------------------------------------------------- setting up
 
@@ -285,12 +317,14 @@ class Launcher:
         facts = {key: environ[key] for key in TERMINAL_VARIABLES if key in environ}
         if not os.isatty(self._env.stdin_fd):
             return facts
-        with contextlib.suppress(OSError):
+        try:
             facts["tty"] = os.ttyname(self._env.stdin_fd)
+        except OSError:
+            pass
         # The terminal's process, for focusing its window by _NET_WM_PID: the nearest
         # ancestor whose controlling tty is not ours (the shell and its parents share
         # ours), with its /proc start time so that a reused pid is not taken for it.
-        with contextlib.suppress(OSError, IndexError, ValueError):
+        try:
             tty, pid = os.fstat(self._env.stdin_fd).st_rdev, os.getppid()
             for _ in range(8):
                 with open(f"/proc/{pid}/stat", "rb") as stat_file:
@@ -303,12 +337,14 @@ class Launcher:
                 pid = int(fields[1])
                 if pid <= 1:
                     break
+        except (OSError, IndexError, ValueError):
+            pass  # no terminal process: focus falls back on the other facts
         return facts
 
     def _child_environ(self) -> dict[str, str]:
         environ = dict(self._env.environ)
         environ[SESSION_VARIABLE] = self._id
-        environ["TRAY_STATE_DIR"] = str(self._state_dir)
+        environ["TRAY_STATE_DIR"] = self._state_dir
         return environ
 
     def _child_terminal_setup(self, interactive: bool, size: WindowSize) -> Callable[[int], None]:
@@ -317,8 +353,10 @@ class Launcher:
         if interactive:
             # The user's own settings (erase key, IUTF8, ...) make line editing in the
             # command behave as it does in their shell.
-            with contextlib.suppress(termios.error):
+            try:
                 user_attributes = termios.tcgetattr(self._stdin)
+            except termios.error:
+                pass
 
         def setup(fd: int) -> None:
             # Pixels too: a new pty's size is all zeros.
@@ -360,7 +398,7 @@ class Launcher:
             # No config is read then: the default threshold for a long shell command.
             return self._make_recorder(None, PolicySettings().done_after)
         self._store = store
-        self._log = LauncherLog(self._state_dir / LOG_NAME, self._id, self._env.clock)
+        self._log = LauncherLog(os.path.join(self._state_dir, LOG_NAME), self._id, self._env.clock)
         # Ended sessions age out here too, so a machine without `tray status` or the
         # app still never piles up files. A bad config must not stop the command.
         try:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import os
-import signal
-import struct
+import sys
 import termios
 
 from tray.value import Value
@@ -15,14 +13,23 @@ from tray.value import Value
 # cost every `tray run` milliseconds.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Mapping
+    from collections.abc import Iterable, Mapping
     from types import FrameType, TracebackType
     from typing import Any, Final
+# signal.py only wraps the C module _signal to turn numbers into enums, and enum costs
+# milliseconds of every `tray run`; the functions and constants are the same.
+if TYPE_CHECKING:
+    import signal
+else:
+    import _signal as signal
 
 DEFAULT_ROWS = 24
 DEFAULT_COLUMNS = 80
 _MAX_DIMENSION = 0xFFFF  # struct winsize holds unsigned shorts
-_WINSIZE = struct.Struct("HHHH")
+# struct winsize: four unsigned shorts in the machine's order. Packed by hand: the
+# struct module is a C module to load on every start, for eight bytes.
+_SHORT = 2
+_WINSIZE_BYTES = 4 * _SHORT
 
 # Indexes into the list termios.tcgetattr returns.
 IFLAG, OFLAG, CFLAG, LFLAG, ISPEED, OSPEED, CC = range(7)
@@ -68,10 +75,15 @@ class UserTerminal(Value):
 def get_size(fd: int) -> WindowSize | None:
     """The terminal's size, or None when ``fd`` is no terminal or reports no size."""
     try:
-        packed = fcntl.ioctl(fd, termios.TIOCGWINSZ, bytes(_WINSIZE.size))
+        packed = fcntl.ioctl(fd, termios.TIOCGWINSZ, bytes(_WINSIZE_BYTES))
     except OSError:
         return None
-    size = WindowSize(*_WINSIZE.unpack(packed))
+    size = WindowSize(
+        *(
+            int.from_bytes(packed[start : start + _SHORT], sys.byteorder)
+            for start in range(0, _WINSIZE_BYTES, _SHORT)
+        )
+    )
     if size.rows == 0 or size.columns == 0:
         return None
     return size
@@ -79,7 +91,10 @@ def get_size(fd: int) -> WindowSize | None:
 
 def set_size(fd: int, size: WindowSize) -> None:
     """Set a pty's size; the kernel sends SIGWINCH to its foreground group when it changes."""
-    packed = _WINSIZE.pack(size.rows, size.columns, size.xpixel, size.ypixel)
+    packed = b"".join(
+        value.to_bytes(_SHORT, sys.byteorder)
+        for value in (size.rows, size.columns, size.xpixel, size.ypixel)
+    )
     fcntl.ioctl(fd, termios.TIOCSWINSZ, packed)
 
 
@@ -151,8 +166,10 @@ class RawMode:
         if saved is None:
             return
         # A hung-up terminal refuses everything; there is nothing left to restore then.
-        with contextlib.suppress(OSError, termios.error):
+        try:
             termios.tcsetattr(self._fd, termios.TCSANOW, saved)
+        except (OSError, termios.error):
+            pass
 
     def __enter__(self) -> RawMode:
         self.enter()
@@ -220,11 +237,26 @@ class SignalPipe:
                 return received
             received.extend(chunk)
 
-    @contextlib.contextmanager
-    def default(self, signum: int) -> Iterator[None]:
+    def default(self, signum: int) -> DefaultDisposition:
         """The default disposition for a while, e.g. so SIGTSTP really stops us."""
-        previous = signal.signal(signum, signal.SIG_DFL)
-        try:
-            yield
-        finally:
-            signal.signal(signum, previous if previous is not None else signal.SIG_DFL)
+        return DefaultDisposition(signum)
+
+
+class DefaultDisposition:
+    """A signal's default disposition inside ``with``, its handler back after."""
+
+    def __init__(self, signum: int) -> None:
+        self._signum = signum
+        self._previous: Any = None
+
+    def __enter__(self) -> None:
+        self._previous = signal.signal(self._signum, signal.SIG_DFL)
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        previous = self._previous
+        signal.signal(self._signum, previous if previous is not None else signal.SIG_DFL)

@@ -10,24 +10,23 @@ No I/O and no clock of its own: every call is given the time.
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Iterable
-
-from tray.protocol.attention import (
-    CommandTracker,
-    KittyAssembler,
-    Notification,
-    Progress,
-    PromptMark,
-    parse_osc7,
-    parse_osc9,
-    parse_osc133,
-    parse_osc633,
-    parse_osc777,
-)
 from tray.protocol.scanner import Bell, CursorQuery, Event, FocusReporting, FullReset, Osc
-from tray.protocol.terminal_input import InputEvents, InputScanner
 from tray.session import ATTENTION_KEPT, Attention
+
+# typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
+# cost every `tray run` milliseconds.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from tray.protocol.attention import (
+        CommandTracker,
+        KittyAssembler,
+        Notification,
+        Progress,
+        PromptMark,
+    )
+    from tray.protocol.terminal_input import InputEvents, InputScanner
 
 # A program that rings without pause is one request for attention, not thousands.
 BELL_QUIET = 1.0
@@ -41,10 +40,14 @@ class TerminalWatch:
         self._hostname = hostname
         # A shell command that ran at least this long is news (OSC 133); set from config.
         self.done_after = done_after
-        self._input = InputScanner()
-        self._kitty = KittyAssembler()
-        self._commands = CommandTracker()
-        self._attention: deque[Attention] = deque(maxlen=ATTENTION_KEPT)
+        # Made when first needed, and their modules loaded then: a command that never
+        # reads a key or writes an OSC costs no start-up for them (see input and _osc).
+        self._input_scanner: InputScanner | None = None
+        self._kitty: KittyAssembler | None = None
+        self._commands: CommandTracker | None = None
+        # A list, not a deque: collections is milliseconds of every start, and this
+        # holds a handful of items.
+        self._attention: list[Attention] = []
         self._seq = 0
         self._last_bell = -float("inf")
         self.focus = "unknown"
@@ -62,7 +65,16 @@ class TerminalWatch:
     @property
     def input_pending(self) -> bool:
         """Input ended inside a possible sequence: :meth:`input_paused` settles it."""
-        return self._input.pending
+        return self._input_scanner is not None and self._input_scanner.pending
+
+    @property
+    def _input(self) -> InputScanner:
+        scanner = self._input_scanner
+        if scanner is None:
+            from tray.protocol.terminal_input import InputScanner  # noqa: PLC0415 - see __init__
+
+            scanner = self._input_scanner = InputScanner()
+        return scanner
 
     # -- the user's side ----------------------------------------------------------------
 
@@ -108,33 +120,42 @@ class TerminalWatch:
 
     def program_ended(self, now: float) -> None:
         """Its modes die with it: nothing tells us about focus any more."""
-        self._input.focus_reporting = False
-        self._input.reset_cursor_queries()
+        if self._input_scanner is not None:
+            self._input_scanner.focus_reporting = False
+            self._input_scanner.reset_cursor_queries()
         self._set_focus("unknown", now)
 
     def _osc(self, event: Osc, now: float) -> None:
+        from tray.protocol import attention  # noqa: PLC0415 - see __init__
+
         number, payload = event.number, event.payload
         if number == 9:
-            parsed = parse_osc9(payload)
-            if isinstance(parsed, Progress):
+            parsed = attention.parse_osc9(payload)
+            if isinstance(parsed, attention.Progress):
                 self._progress(parsed)
             elif parsed is not None:
                 self._notify(parsed, now)
         elif number == 777:
-            note = parse_osc777(payload)
+            note = attention.parse_osc777(payload)
             if note is not None:
                 self._notify(note, now)
         elif number == 99:
+            if self._kitty is None:
+                self._kitty = attention.KittyAssembler()
             note = self._kitty.feed(payload)
             if note is not None:
                 self._notify(note, now)
         elif number == 7:
-            path = parse_osc7(payload, self._hostname)
+            path = attention.parse_osc7(payload, self._hostname)
             if path is not None and path != self.cwd:
                 self.cwd = path
                 self.changed = True
         elif number in (133, 633):
-            mark = parse_osc133(payload) if number == 133 else parse_osc633(payload)
+            mark = (
+                attention.parse_osc133(payload)
+                if number == 133
+                else attention.parse_osc633(payload)
+            )
             if mark is not None:
                 self._mark(mark, now)
 
@@ -161,6 +182,10 @@ class TerminalWatch:
         )
 
     def _mark(self, mark: PromptMark, now: float) -> None:
+        if self._commands is None:
+            from tray.protocol.attention import CommandTracker  # noqa: PLC0415 - see __init__
+
+            self._commands = CommandTracker()
         finished = self._commands.feed(mark, now)
         if finished is None or finished.duration < self.done_after:
             return  # short commands leave no trace
@@ -178,4 +203,5 @@ class TerminalWatch:
     def _add(self, attention: Attention) -> None:
         self._seq = attention.seq
         self._attention.append(attention)
+        del self._attention[:-ATTENTION_KEPT]
         self.changed = True

@@ -10,9 +10,6 @@ invisible characters and escaping markup happen where the text is shown.
 
 from __future__ import annotations
 
-import binascii
-import re
-
 from tray.value import Value
 
 # typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
@@ -186,9 +183,10 @@ def parse_osc777(payload: bytes) -> Notification | None:
 
 # --- OSC 99 -------------------------------------------------------------------------------
 
-# Patterns as text: the re module compiles each the first time it is used and keeps it,
-# so a `tray run` whose command sends none of these compiles none.
-_KITTY_ID: Final = rb"[A-Za-z0-9_+.-]{1,64}"
+# Checks here are bytes methods, not regular expressions: re (with enum, functools and
+# more) would cost every `tray run` milliseconds. An id is 1 to 64 of these.
+_KITTY_ID_BYTES: Final = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_+.-"
+_KITTY_MAX_ID: Final = 64
 _KITTY_CONDITIONS: Final[dict[bytes, Condition]] = {
     b"always": "always",
     b"unfocused": "unfocused",
@@ -197,7 +195,17 @@ _KITTY_CONDITIONS: Final[dict[bytes, Condition]] = {
 # Not part of a notification at all: a request to close one, a support query, and
 # kitty's liveness query.
 _KITTY_COMMANDS: Final = frozenset({b"close", b"?", b"alive"})
-_BASE64_CHARS: Final = rb"[A-Za-z0-9+/]*={0,2}"
+_BASE64_BYTES: Final = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+
+def _is_kitty_id(identifier: bytes) -> bool:
+    return 0 < len(identifier) <= _KITTY_MAX_ID and not identifier.translate(None, _KITTY_ID_BYTES)
+
+
+def _is_padded_base64(data: bytes) -> bool:
+    """``[A-Za-z0-9+/]*`` then at most two ``=``."""
+    unpadded = data.rstrip(b"=")
+    return len(data) - len(unpadded) <= 2 and not unpadded.translate(None, _BASE64_BYTES)
 
 
 class _Pending:
@@ -216,11 +224,13 @@ class _Pending:
 def _decode_kitty_payload(data: bytes, encoded: bool) -> bytes | None:
     if not encoded:
         return data if len(data) <= KITTY_MAX_PAYLOAD else None
-    if len(data) > (KITTY_MAX_PAYLOAD + 2) // 3 * 4 or re.fullmatch(_BASE64_CHARS, data) is None:
+    if len(data) > (KITTY_MAX_PAYLOAD + 2) // 3 * 4 or not _is_padded_base64(data):
         return None
     unpadded = data.rstrip(b"=")
     if len(unpadded) % 4 == 1:
         return None
+    import binascii  # noqa: PLC0415 - a C module to load: only a kitty payload needs it
+
     try:
         raw = binascii.a2b_base64(unpadded + b"=" * (-len(unpadded) % 4), strict_mode=True)
     except binascii.Error:  # pragma: no cover - the checks above rule it out
@@ -265,7 +275,7 @@ class KittyAssembler:
             return None
         identifier = keys.get(b"i", b"0")
         encoding = keys.get(b"e", b"0")
-        if re.fullmatch(_KITTY_ID, identifier) is None or encoding not in (b"0", b"1"):
+        if not _is_kitty_id(identifier) or encoding not in (b"0", b"1"):
             return None
         text = b""
         if kind in (b"title", b"body"):
@@ -303,17 +313,23 @@ class KittyAssembler:
 
 # --- OSC 7 --------------------------------------------------------------------------------
 
-_PERCENT: Final = rb"%([0-9A-Fa-f]{2})"
-_BAD_PERCENT: Final = rb"%(?![0-9A-Fa-f]{2})"
 _LOCAL_HOSTS: Final = ("", "localhost")
+_HEX = frozenset(b"0123456789abcdefABCDEF")
 
 
 def _percent_decode(raw: bytes) -> bytes | None:
+    """Each ``%`` and the two hex digits after it made one byte; None when a ``%`` has
+    no two hex digits after it."""
     if b"%" not in raw:
         return raw
-    if re.search(_BAD_PERCENT, raw):
-        return None
-    return re.sub(_PERCENT, lambda match: bytes([int(match[1], 16)]), raw)
+    first, *escaped = raw.split(b"%")
+    out = bytearray(first)
+    for piece in escaped:
+        if len(piece) < 2 or piece[0] not in _HEX or piece[1] not in _HEX:
+            return None
+        out.append(int(piece[:2], 16))
+        out += piece[2:]
+    return bytes(out)
 
 
 def parse_osc7(payload: bytes, hostname: str) -> str | None:
@@ -343,7 +359,8 @@ def parse_osc7(payload: bytes, hostname: str) -> str | None:
 
 # --- OSC 133 and OSC 633 ------------------------------------------------------------------
 
-_STATUS: Final = rb"-?[0-9]{1,10}"
+# An exit status is at most this many digits, after an optional "-".
+_MAX_STATUS_DIGITS: Final = 10
 _MARK_KINDS: Final[dict[bytes, MarkKind]] = {b"A": "A", b"B": "B", b"C": "C", b"D": "D"}
 # Inside bash's ``$'...'``, the escapes printf %q produces, and a few more.
 _ANSI_C_ESCAPES: Final = {
@@ -357,7 +374,6 @@ _ANSI_C_ESCAPES: Final = {
     ord("f"): b"\f",
     ord("v"): b"\v",
 }
-_HEX = frozenset(b"0123456789abcdefABCDEF")
 _OCTAL = frozenset(b"01234567")
 
 
@@ -370,7 +386,9 @@ def _split_mark(payload: bytes) -> tuple[MarkKind, bytes] | None:
 
 def _exit_status(options: bytes) -> int | None:
     first = options.partition(b";")[0]
-    return int(first) if re.fullmatch(_STATUS, first) else None
+    digits = first[1:] if first.startswith(b"-") else first
+    # bytes.isdigit() is ASCII digits only, and False for no bytes at all.
+    return int(first) if len(digits) <= _MAX_STATUS_DIGITS and digits.isdigit() else None
 
 
 def _ansi_c_unquote(text: bytes, start: int, out: bytearray) -> int:

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import binascii
-import re
-
 from tray.value import Value
 
 # typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
@@ -27,17 +24,39 @@ MAX_ID_SEGMENTS = 8
 MAX_TITLE_ENCODED, MAX_TITLE_DECODED = 256, 192
 MAX_MSG_ENCODED, MAX_MSG_DECODED = 2732, 2048
 
-# Patterns as text: the re module compiles each the first time it is used and keeps it,
-# so a `tray run` whose command never reports compiles none.
-_APP = rf"[A-Za-z0-9_.+-]{{1,{MAX_APP}}}"
-_ID_SEGMENT = rf"[A-Za-z0-9_.+-]{{1,{MAX_ID_SEGMENT}}}"
-_ID = rf"{_ID_SEGMENT}(?:/{_ID_SEGMENT}){{0,{MAX_ID_SEGMENTS - 1}}}"
-_BASE64 = r"[A-Za-z0-9+/]*"
-# C0 controls, DEL and C1 controls are refused in decoded text.
-_CONTROL = r"[\x00-\x1f\x7f-\x9f]"
+# The checks below are plain string methods, not regular expressions: re (with enum,
+# functools and more) would cost every `tray run` milliseconds. An app, and each segment
+# of an id, is 1 to MAX_APP (MAX_ID_SEGMENT) of these characters.
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.+-")
+_BASE64_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+# C0 controls, DEL and C1 controls are refused in decoded text: translate() deletes them,
+# so a shorter result means there was one.
+_DELETE_CONTROLS = dict.fromkeys((*range(0x20), *range(0x7F, 0xA0)))
 # What a value may hold: [A-Za-z0-9_.,+/=-]; the check deletes these and looks for a rest.
 _VALUE_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.,+/=-"
 _BLANKS = b" \t"
+
+
+def _is_name(text: str, limit: int) -> bool:
+    """``text`` is 1 to ``limit`` characters of ``[A-Za-z0-9_.+-]``."""
+    return 0 < len(text) <= limit and _NAME_CHARS.issuperset(text)
+
+
+def _is_id(text: str) -> bool:
+    """1 to MAX_ID_SEGMENTS names of at most MAX_ID_SEGMENT characters, joined by "/"."""
+    segments = text.split("/")
+    return len(segments) <= MAX_ID_SEGMENTS and all(
+        _is_name(segment, MAX_ID_SEGMENT) for segment in segments
+    )
+
+
+def _is_base64_text(text: str) -> bool:
+    """Only ``[A-Za-z0-9+/]``, or nothing."""
+    return text.isascii() and not text.encode("ascii").translate(None, _BASE64_BYTES)
+
+
+def _has_control(text: str) -> bool:
+    return len(text.translate(_DELETE_CONTROLS)) != len(text)
 
 
 class ReportError(ValueError):
@@ -72,10 +91,12 @@ def _decode_text(value: str, max_decoded: int) -> str | None:
     """Decode a base64 text field; ``None`` means the report must be discarded."""
     data = value.rstrip("=")
     padding = len(value) - len(data)
-    if re.fullmatch(_BASE64, data) is None or len(data) % 4 == 1:
+    if not _is_base64_text(data) or len(data) % 4 == 1:
         return None
     if padding and (len(value) % 4 != 0 or padding > 2):
         return None
+    import binascii  # noqa: PLC0415 - a C module to load: only a report with text needs it
+
     raw = binascii.a2b_base64(data + "=" * (-len(data) % 4))
     # Unused trailing bits must be zero: only the canonical encoding is accepted.
     if binascii.b2a_base64(raw, newline=False).decode("ascii").rstrip("=") != data:
@@ -86,7 +107,7 @@ def _decode_text(value: str, max_decoded: int) -> str | None:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    if re.search(_CONTROL, text):
+    if _has_control(text):
         return None
     return text
 
@@ -143,7 +164,7 @@ def parse_body(body: bytes) -> Report | None:
     record_id = fields.get("id")
     if record_id is None:
         record_id = ""
-    elif re.fullmatch(_ID, record_id) is None:
+    elif not _is_id(record_id):
         return None
     title = msg = None
     if fields.get("title"):
@@ -167,13 +188,13 @@ def parse_body(body: bytes) -> Report | None:
     ):
         progress = int(raw_progress)
     app = fields.get("app")
-    if app is not None and re.fullmatch(_APP, app) is None:
+    if app is not None and not _is_name(app, MAX_APP):
         app = None
     return Report(state, record_id, kind, progress, app, title, msg)
 
 
 def _encode_text(name: str, text: str, max_encoded: int, max_decoded: int) -> str:
-    if re.search(_CONTROL, text):
+    if _has_control(text):
         raise ReportError(f"{name} must be one line without control characters")
     try:
         raw = text.encode("utf-8")
@@ -182,6 +203,8 @@ def _encode_text(name: str, text: str, max_encoded: int, max_decoded: int) -> st
         raise ReportError(f"{name} is not valid Unicode text") from None
     if len(raw) > max_decoded:
         raise ReportError(f"{name} is {len(raw)} bytes of UTF-8; the limit is {max_decoded}")
+    import binascii  # noqa: PLC0415 - see _decode_text
+
     encoded = binascii.b2a_base64(raw, newline=False).decode("ascii")
     if len(encoded) > max_encoded:  # pragma: no cover - implied by the decoded limit
         raise ReportError(f"{name} is too long")
@@ -191,7 +214,7 @@ def _encode_text(name: str, text: str, max_encoded: int, max_decoded: int) -> st
 def validate(report: Report) -> None:
     """Raise :class:`ReportError` unless the report encodes to exactly itself."""
     # Reports are built from outside input too (command-line arguments): check the types
-    # here, so a wrong one is a clear error rather than a TypeError deep in a regex.
+    # here, so a wrong one is a clear error rather than a TypeError deep in a check.
     texts = (report.state, report.id, report.kind, report.app, report.title, report.msg)
     names = ("state", "id", "kind", "app", "title", "msg")
     for name, value in zip(names, texts, strict=True):
@@ -201,7 +224,7 @@ def validate(report: Report) -> None:
         raise ReportError(
             f"state must be one of {', '.join((*STATES, CLEAR))}, not {report.state[:20]!r}"
         )
-    if report.id and (len(report.id) > MAX_ID or re.fullmatch(_ID, report.id) is None):
+    if report.id and (len(report.id) > MAX_ID or not _is_id(report.id)):
         raise ReportError(
             f"id must be 1 to {MAX_ID_SEGMENTS} segments of [A-Za-z0-9_.+-]"
             f"{{1,{MAX_ID_SEGMENT}}} joined by '/', at most {MAX_ID} bytes"
@@ -220,7 +243,7 @@ def validate(report: Report) -> None:
             raise ReportError("progress must be a whole number from 0 to 100")
         if report.state not in ("working", "blocked"):
             raise ReportError("progress goes only with state working or blocked")
-    if report.app is not None and re.fullmatch(_APP, report.app) is None:
+    if report.app is not None and not _is_name(report.app, MAX_APP):
         # A reader discards a whole report for an app over the size limit, so that
         # must never leave here as a report that would vanish without a word.
         raise ReportError(f"app must be 1 to {MAX_APP} characters of [A-Za-z0-9_.+-]")

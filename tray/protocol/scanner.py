@@ -18,7 +18,8 @@ a prefix of ``ESC ] 7501 ; ?`` hides nothing: a terminal would show nothing for 
 
 Plain text costs two memchr() scans a read. Other escape sequences (colours, cursor
 moves) are passed over inside the regular expression engine; only the few interesting
-ones, and a read boundary inside one, reach Python code.
+ones, and a read boundary inside one, reach Python code. The expressions are compiled with
+the first escape sequence: a program that writes none never imports re.
 
 Memory is bounded: an OSC is collected up to the 4096-byte sequence limit and no further,
 the content of DCS, SOS, PM and APC strings is skipped and never collected, and a CSI is
@@ -31,12 +32,11 @@ CAN or SUB cancels either.
 
 from __future__ import annotations
 
-import re
-
 from tray.value import Value
 
 # typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
-# cost every `tray run` milliseconds.
+# cost every `tray run` milliseconds. So would re (with enum, functools and more): it is
+# imported with the first escape sequence, by _load_patterns.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Final
@@ -69,24 +69,50 @@ _BLANKS = b" \t"
 _MAX_BODY = MAX_SEQUENCE - 3
 _QUERY_ANSWER = b"\x1b]7501;?"
 
-# The escape sequences of interest, each found by a search of its own. Colours and cursor
-# moves, which fill a TUI's output, never leave the regular expression engine, and only
-# the sequences that give an event reach Python code.
-# ESC then "]", "P", "X", "^", "_" or "c": an OSC, a string, or RIS.
-_INTRODUCER = re.compile(rb"\x1b[\]c" + re.escape(STRING_INTRODUCERS) + rb"]")
-# A mode change with 1004 among its modes (group 1 its final byte), of at most MAX_CSI
-# bytes, or a cursor position query (group 1 None).
-_CSI_EVENT = re.compile(
-    rb"\x1b\[(?:\?(?:(?=[0-9;]{0,%d}[hl])(?:[0-9;]*;)?0*%d(?:;[0-9;]*)?([hl])|6n)|6n)"
-    % (MAX_CSI - 4, FOCUS_MODE)
-)
-# What a read may cut off that the next read could still make into something of interest:
-# a lone ESC, or the start of a mode change or a cursor position query.
-_CUT_OFF = re.compile(rb"\x1b(?:\[(?:\?[0-9;]*|6)?)?")
-_OSC_END = re.compile(rb"[\x07\x18\x1a\x1b]")
-# BEL is payload in these strings, never a terminator.
-_STRING_END = re.compile(rb"[\x18\x1a\x1b]")
-_QUERY_TAIL = re.compile(rb"[ \t]*(?:\?[ \t]*)?")
+
+class _Patterns:
+    """The regular expressions, compiled once, by :func:`_load_patterns`.
+
+    The escape sequences of interest are each found by a search of its own. Colours and
+    cursor moves, which fill a TUI's output, never leave the regular expression engine,
+    and only the sequences that give an event reach Python code. bytes.find() is no match
+    for that: a TUI writes an ESC every nine bytes or so (both captures in tests/data), and
+    over 64 KiB of Codex's output a Python loop that finds each ESC and looks at the byte
+    after it took 20 times as long as the search for the introducers, and a single find()
+    of one two-byte introducer (of the six) took about as long as that whole search.
+    """
+
+    __slots__ = ("csi_event", "cut_off", "introducer", "osc_end", "query_tail", "string_end")
+
+    def __init__(self) -> None:
+        import re  # noqa: PLC0415 - milliseconds of every `tray run`: only once needed
+
+        # ESC then "]", "P", "X", "^", "_" or "c": an OSC, a string, or RIS.
+        self.introducer: Final = re.compile(rb"\x1b[\]c" + re.escape(STRING_INTRODUCERS) + rb"]")
+        # A mode change with 1004 among its modes (group 1 its final byte), of at most
+        # MAX_CSI bytes, or a cursor position query (group 1 None).
+        self.csi_event: Final = re.compile(
+            rb"\x1b\[(?:\?(?:(?=[0-9;]{0,%d}[hl])(?:[0-9;]*;)?0*%d(?:;[0-9;]*)?([hl])|6n)|6n)"
+            % (MAX_CSI - 4, FOCUS_MODE)
+        )
+        # What a read may cut off that the next read could still make into something of
+        # interest: a lone ESC, or the start of a mode change or a cursor position query.
+        self.cut_off: Final = re.compile(rb"\x1b(?:\[(?:\?[0-9;]*|6)?)?")
+        self.osc_end: Final = re.compile(rb"[\x07\x18\x1a\x1b]")
+        # BEL is payload in these strings, never a terminator.
+        self.string_end: Final = re.compile(rb"[\x18\x1a\x1b]")
+        self.query_tail: Final = re.compile(rb"[ \t]*(?:\?[ \t]*)?")
+
+
+_patterns: _Patterns | None = None
+
+
+def _load_patterns() -> _Patterns:
+    global _patterns  # noqa: PLW0603 - compiled once, on first use, for every scanner
+    if _patterns is None:
+        _patterns = _Patterns()
+    return _patterns
+
 
 _OSC_NUMBER_TEXT = frozenset(b"%d" % number for number in OSC_NUMBERS)
 _PROMPT_NUMBER_TEXT = frozenset(mark.split(b";")[0] for mark in PROMPT_MARKS)
@@ -197,7 +223,8 @@ def _could_be_query(body: bytes | bytearray) -> bool:
         return REPORT_PREFIX.startswith(body)
     return (
         body.startswith(REPORT_PREFIX)
-        and _QUERY_TAIL.fullmatch(body, len(REPORT_PREFIX)) is not None
+        and (_patterns or _load_patterns()).query_tail.fullmatch(body, len(REPORT_PREFIX))
+        is not None
     )
 
 
@@ -277,6 +304,10 @@ class Scanner:
             if carry:
                 self._carry = b""
                 self._ground(carry + data, 0, len(carry) if self._carry_sent else 0, out, events)
+            elif data.find(ESC) < 0:
+                # Bells, and no sequence to look for: no regular expression (nor re, for
+                # a program that writes no escape sequence at all).
+                return _new_result(ScanResult, (data, (_BELL,) * data.count(BEL)))
             else:
                 self._ground(data, 0, 0, out, events)
         elif mode == _OSC:
@@ -293,18 +324,21 @@ class Scanner:
         self, buf: bytes, pos: int, flushed: int, out: list[bytes], events: list[Event]
     ) -> None:
         """Scan ``buf`` from ``pos``; ``buf[flushed:pos]`` is passthrough not yet output."""
+        patterns = _patterns or _load_patterns()
+        introducers = patterns.introducer
+        csi_events = patterns.csi_event
         end = len(buf)
         bell = buf.find(BEL, pos)
-        introducer = _INTRODUCER.search(buf, pos)
-        csi = _CSI_EVENT.search(buf, pos)
+        introducer = introducers.search(buf, pos)
+        csi = csi_events.search(buf, pos)
         while True:
             # A search's answer inside what was just consumed is out of date.
             if 0 <= bell < pos:
                 bell = buf.find(BEL, pos)
             if introducer is not None and introducer.start() < pos:
-                introducer = _INTRODUCER.search(buf, pos)
+                introducer = introducers.search(buf, pos)
             if csi is not None and csi.start() < pos:
-                csi = _CSI_EVENT.search(buf, pos)
+                csi = csi_events.search(buf, pos)
             start = end if introducer is None else introducer.start()
             if csi is not None and csi.start() < start:
                 if 0 <= bell < csi.start():
@@ -323,7 +357,7 @@ class Scanner:
                 break
             kind = buf[start + 1]
             if kind == OSC_INTRODUCER:
-                stop = _OSC_END.search(buf, start + 2)
+                stop = patterns.osc_end.search(buf, start + 2)
                 if stop is None:
                     out.append(buf[flushed:start])
                     self._enter_osc(buf[start:], False, out)
@@ -355,7 +389,7 @@ class Scanner:
                     out.append(buf[flushed:] if pos == -1 else buf[flushed:-1])
                     return
         cut = buf.rfind(ESC, max(pos, end - MAX_CSI + 1))
-        if cut >= 0 and _CUT_OFF.fullmatch(buf, cut) is not None:
+        if cut >= 0 and patterns.cut_off.fullmatch(buf, cut) is not None:
             if cut == end - 1:
                 # A lone ESC may start a query: withheld until its next byte is known.
                 out.append(buf[flushed:cut])
@@ -373,7 +407,7 @@ class Scanner:
     def _skip_string(self, buf: bytes, pos: int) -> int:
         """Where ground resumes after a DCS, SOS, PM or APC string whose content starts at
         ``pos``; -1 when the read ends inside it, -2 when it ends with an ESC (withheld)."""
-        stop = _STRING_END.search(buf, pos)
+        stop = (_patterns or _load_patterns()).string_end.search(buf, pos)
         if stop is None:
             self._mode = _STRING
             return -1
@@ -434,7 +468,7 @@ class Scanner:
             self._held.clear()
 
     def _continue_osc(self, data: bytes, out: list[bytes], events: list[Event]) -> None:
-        stop = _OSC_END.search(data)
+        stop = (_patterns or _load_patterns()).osc_end.search(data)
         if stop is None:
             self._collect(data, out)
             return

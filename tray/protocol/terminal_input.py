@@ -24,8 +24,6 @@ from being taken for replies:
 
 from __future__ import annotations
 
-import re
-
 from tray.value import Value
 
 # typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
@@ -82,13 +80,34 @@ _SEMICOLON: Final = 0x3B
 # sequence that has not fully arrived; only a pause in the input can tell them apart.
 _UNSETTLED: Final = frozenset({_ESCAPE, _CSI, _SS3, _OSC_HEAD, _DCS_HEAD, _APC_HEAD})
 
-_C0: Final = re.compile(rb"[\x00-\x1f]")
-_CURSOR_REPORT: Final = re.compile(rb"[0-9]+;[0-9]+")
+# Every C0 control made NUL and every other byte not, so one find() of NUL is a search for
+# the first C0 control: no re (with enum, functools and more) on the `tray run` path.
+_C0_TO_NUL: Final = bytes(0 if byte < 0x20 else 1 for byte in range(256))
 # Keys never start their parameters with these; the terminal's answers do (DA1, DA2,
 # DECXCPR, DECRPM, kitty's keyboard flags, the theme report, XTMODKEYS, XTSMGRAPHICS),
 # and "=" is kept with them as no key uses it either.
 _REPLY_MARKERS: Final = frozenset(b"?>=")
 _SGR_MOUSE_MARKER: Final = ord("<")
+
+
+def _find_c0(data: bytes, pos: int) -> int:
+    """Where the first C0 control at or after ``pos`` is, or -1."""
+    # Windows that grow fourfold: a control near ``pos`` (as in a reply, which is short)
+    # costs a short window, and a search never costs more than a few times its distance.
+    size = 64
+    while pos < len(data):
+        found = data[pos : pos + size].translate(_C0_TO_NUL).find(0)
+        if found >= 0:
+            return pos + found
+        pos += size
+        size *= 4
+    return -1
+
+
+def _is_cursor_report(params: bytes) -> bool:
+    """``ROW;COL``: two runs of ASCII digits (all bytes.isdigit() takes) around one ``;``."""
+    row, semicolon, column = params.partition(b";")
+    return bool(semicolon) and row.isdigit() and column.isdigit()
 
 
 class InputScanner:
@@ -307,7 +326,7 @@ class InputScanner:
             and self._cursor_queries
             and not intermediates
             and not self._overflow
-            and _CURSOR_REPORT.fullmatch(params)
+            and _is_cursor_report(params)
         ):
             self._cursor_queries -= 1
             return
@@ -350,10 +369,9 @@ class InputScanner:
         self._bel_ends = bel_ends
 
     def _scan_string(self, data: bytes, pos: int, end: int) -> int:
-        match = _C0.search(data, pos)
-        if match is None:
+        stop = _find_c0(data, pos)
+        if stop < 0:
             return end
-        stop = match.start()
         byte = data[stop]
         if byte == _ESC:
             self._state = _STRING_ESCAPE
