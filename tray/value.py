@@ -9,7 +9,7 @@ gives them the rest of a frozen dataclass: equality, a hash, a repr and :meth:`r
 all from ``__slots__``, which must name every field and nothing else.
 
 Off dataclasses stays every module that ``tray run`` imports (the cli, environment, usage,
-config, session, store, answering, fdio, ``protocol`` and ``launcher`` modules), for the
+config, session, store, json_text, answering, fdio, ``protocol`` and ``launcher`` modules), for the
 start-up time of every agent; ``tests/commands/test_startup_imports.py`` fails if one imports it.
 """
 
