@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, get_args
+from typing import Any, get_args
 
 import pytest
 from helpers.waiting import wait_for
@@ -32,6 +32,7 @@ from tray.app.icon_host import IconHost
 from tray.app.menu import build_menu
 from tray.app.overview import IconState, Overview, Row
 
+from .driver import DriverProgram
 from .screen import (
     SNI_HOST,
     TRAYER,
@@ -180,55 +181,15 @@ def drive() -> None:
 # --- the test side ----------------------------------------------------------------------
 
 
-class Driver:
-    """The driver program, its stdout collected line by line."""
+class Driver(DriverProgram):
+    """The icon's driver program."""
 
     def __init__(self, backend: str, env: Mapping[str, str], log: Path) -> None:
-        self.log = log
-        with log.open("wb") as sink:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "tests.desktop.test_icon"],
-                cwd=ROOT,
-                # The driver imports the tests' shared helpers, as pytest's pythonpath does.
-                env={**env, "PYSTRAY_BACKEND": backend, "PYTHONPATH": str(ROOT / "tests")},
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=sink,
-                text=True,
-            )
-        self.lines: list[str] = []
-        assert self.proc.stdout is not None
-        self._reader = threading.Thread(target=self._read, args=(self.proc.stdout,), daemon=True)
-        self._reader.start()
-
-    def _read(self, stream: IO[str]) -> None:
-        for line in stream:
-            self.lines.append(line.strip())
-
-    def expect(self, line: str, timeout: float = TIMEOUT) -> None:
-        def seen() -> bool:
-            if line in self.lines:
-                return True
-            if self.proc.poll() is not None and line not in self.lines:
-                raise AssertionError(
-                    f"driver exited ({self.proc.returncode}) before {line!r}; "
-                    f"printed {self.lines}; stderr: {self.log.read_text()[-2000:]}"
-                )
-            return False
-
-        wait_for(seen, timeout, what=repr(line))
-
-    def send(self, line: str) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(line + "\n")
-        self.proc.stdin.flush()
+        super().__init__("tests.desktop.test_icon", backend, env, log)
 
     def show(self, state: IconState, count: int) -> None:
         self.send(f"show {state} {count}")
         self.expect(f"shown {state} {count}")
-
-    def stop(self) -> None:
-        stop_process(self.proc)
 
 
 @pytest.fixture

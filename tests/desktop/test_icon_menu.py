@@ -18,7 +18,7 @@ import threading
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import pytest
 from helpers.waiting import wait_for
@@ -27,6 +27,7 @@ from tray.app.icon_host import IconHost
 from tray.app.menu import build_menu
 from tray.app.overview import Overview, Row
 
+from .driver import DriverProgram
 from .screen import SNI_HOST, TRAYER, icon_box, menu_boxes, open_menu, xdotool
 from .services import SNI_WATCHER, stop_process
 from .test_icon import PrintingActions, _emit
@@ -138,49 +139,11 @@ def drive() -> None:
 # --- the test side ----------------------------------------------------------------------
 
 
-class MenuDriver:
-    """The driver program; its stdout collected line by line."""
+class MenuDriver(DriverProgram):
+    """The menu's driver program."""
 
     def __init__(self, backend: str, env: Mapping[str, str], log: Path) -> None:
-        self.log = log
-        with log.open("wb") as sink:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "tests.desktop.test_icon_menu"],
-                cwd=ROOT,
-                env={**env, "PYSTRAY_BACKEND": backend, "PYTHONPATH": str(ROOT / "tests")},
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=sink,
-                text=True,
-            )
-        self.lines: list[str] = []
-        assert self.proc.stdout is not None
-        threading.Thread(target=self._read, args=(self.proc.stdout,), daemon=True).start()
-
-    def _read(self, stream: IO[str]) -> None:
-        for line in stream:
-            self.lines.append(line.strip())
-
-    def _alive(self) -> None:
-        if self.proc.poll() is not None:
-            raise AssertionError(
-                f"driver exited ({self.proc.returncode}); printed {self.lines}; "
-                f"stderr: {self.log.read_text()[-2000:]}"
-            )
-
-    def expect(self, line: str) -> None:
-        def seen() -> bool:
-            if line in self.lines:
-                return True
-            self._alive()
-            return False
-
-        wait_for(seen, TIMEOUT, what=repr(line))
-
-    def send(self, line: str) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(line + "\n")
-        self.proc.stdin.flush()
+        super().__init__("tests.desktop.test_icon_menu", backend, env, log)
 
     def show(self, generation: int, shape: str) -> None:
         self.send(f"menu {generation} {shape}")
@@ -195,7 +158,7 @@ class MenuDriver:
             for line in self.lines[before:]:
                 if line.startswith(what + " "):
                     return line.removeprefix(what + " ")
-            self._alive()
+            self.alive()
             return None
 
         answer: list[dict[str, Any]] = json.loads(wait_for(answered, TIMEOUT, what=what))
