@@ -175,11 +175,15 @@ def main(argv: list[str], env: Environment) -> int:
 def _run(command: list[str], name: str | None, env: Environment) -> int:
     # Loading the launcher and starting the command make thousands of objects and no
     # garbage: the collections they would set off are milliseconds of every start. The
-    # launcher turns collection back on once the command runs.
+    # launcher turns collection back on once the command runs, and this does when the
+    # command could not start (main() may be called by a longer-lived program).
     gc.disable()
-    from tray.launcher.run import run_session  # noqa: PLC0415 - each command imports its own
+    try:
+        from tray.launcher.run import run_session  # noqa: PLC0415 - each command imports its own
 
-    return run_session(command, name, env)
+        return run_session(command, name, env)
+    finally:
+        gc.enable()
 
 
 def _guarded(command: str, env: Environment, action: Callable[[], int]) -> int:

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import gc
+import io
+import os
 import sys
+from pathlib import Path
 
 import pytest
 
 import tray
-from tray.cli import parse_run_args
+from tray.cli import main, parse_run_args
+from tray.environment import Environment
 
 from .conftest import Tray
 
@@ -99,3 +104,25 @@ def test_run_options_end_at_the_command(
     argv: list[str], name: str | None, command: list[str]
 ) -> None:
     assert parse_run_args(argv) == (name, command)
+
+
+@pytest.mark.parametrize("argv", [["no-such-command-for-tray"], ["true"]], ids=["fails", "runs"])
+def test_run_leaves_garbage_collection_on_for_the_caller(tmp_path: Path, argv: list[str]) -> None:
+    # `tray run` turns collection off while it starts; main() called by a longer-lived
+    # program must get it back however the run ended.
+    stdin = os.open(os.devnull, os.O_RDONLY)
+    stdout = os.open(os.devnull, os.O_WRONLY)
+    try:
+        env = Environment(
+            environ={"TRAY_STATE_DIR": str(tmp_path / "state"), "PATH": os.environ["PATH"]},
+            stdin_fd=stdin,
+            stdout_fd=stdout,
+            stderr=io.StringIO(),
+        )
+        assert gc.isenabled()
+        status = main(["run", "--", *argv], env)
+    finally:
+        os.close(stdin)
+        os.close(stdout)
+    assert status == (127 if argv[0].startswith("no-such") else 0)
+    assert gc.isenabled()
