@@ -206,10 +206,6 @@ def _refuse(reason: str, record: str | None = None, since: float | None = None) 
     return Decision(None, reason, record, since)
 
 
-def blocked_permissions(records: Iterable[Record]) -> list[Record]:
-    return [r for r in records if r.state == "blocked" and r.kind == "permission"]
-
-
 def pick_record(records: Iterable[Record], record_id: str | None) -> Record | str:
     """The record a request without ``--record`` means, or the reason there is none.
 

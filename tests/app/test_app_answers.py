@@ -25,7 +25,7 @@ from helpers.sessions import live_session
 
 from tray.answering import CHANGED, DEFAULT_SETTINGS, TYPED, Decision, Request, decide
 from tray.app.answer_target import AnswerTarget
-from tray.app.answers import AnswerDesk, Outcome, Where, carry_out, refusal_line
+from tray.app.answers import AnswerDesk, Outcome, Where, carry_out
 from tray.app.main import TrayApp
 from tray.app.messages import Answer
 from tray.app.overview import Overview
@@ -208,7 +208,7 @@ def test_no_launcher_socket_is_refused(state_dir: Path) -> None:
         session(since), AnswerTarget(SID, "", since), "approve", where(state_dir), stale=False
     )
     assert outcome == Outcome(
-        False, refusal_line("api-server", "its launcher takes no answers (an older tray?)")
+        False, "api-server: its launcher takes no answers (an older tray?); not answered"
     )
 
 

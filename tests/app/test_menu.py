@@ -22,11 +22,11 @@ from tray.app.menu import (
     UNSNOOZE,
     build_menu,
     child_line,
-    clock_time,
     row_header,
     shorten,
 )
 from tray.app.overview import ChildRow, Overview, Row
+from tray.remote.sessions import clock_time
 
 NOW = 10_000.0
 ICON = object()  # stands in for the pystray.Icon that backends pass to actions

@@ -41,6 +41,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(REPO), str(REPO / "tests"), str(Path(__file__).resolve().parent)]
 
 from harness import _spawn_on_pty, bench_env  # noqa: E402
+from helpers.waiting import wait_for  # noqa: E402
 from remote.sshd import SSHD, Remote, Sshd, client_environ, host_config  # noqa: E402
 
 from tray.answering import SETTLE  # noqa: E402
@@ -88,13 +89,8 @@ def _program(log: Path, count: int) -> list[str]:
 
 
 def _wait(predicate: Callable[[], object], what: str, timeout: float = TIMEOUT) -> object:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = predicate()
-        if found:
-            return found
-        time.sleep(0.005)
-    raise RuntimeError(f"timed out waiting for {what}")
+    # A short interval: the figures are milliseconds.
+    return wait_for(predicate, timeout, interval=0.005, what=what)
 
 
 def _prompt(state_dir: Path, after: float) -> tuple[str, str, float] | None:

@@ -89,7 +89,7 @@ def carry_out(
         return Outcome(False, refusal_line(name, ENDED))
     parts = split_remote_id(session_id)
     if parts is not None:
-        return _remote(parts[0], name, target, answer, where, stale=stale)
+        return _remote(parts, name, target, answer, where, stale=stale)
     if not valid_session_id(session_id):
         return Outcome(False, refusal_line(name, "not a session id"))
     path = socket_path(where.state_dir, session_id)
@@ -98,18 +98,25 @@ def carry_out(
 
 
 def _remote(
-    host_name: str, name: str, target: AnswerTarget, answer: str, where: Where, *, stale: bool
+    remote_id: tuple[str, str],
+    name: str,
+    target: AnswerTarget,
+    answer: str,
+    where: Where,
+    *,
+    stale: bool,
 ) -> Outcome:
+    """``remote_id``: the host's name and the session's id there."""
+    host_name, remote_session = remote_id
     host = where.host_config(host_name)
     if host is None:
         return Outcome(False, refusal_line(name, f"no [[hosts]] entry named {host_name}"))
     if stale:
         return Outcome(False, refusal_line(name, f"{host_name} is unreachable"))
     link = where.host_link(host_name) if where.host_link is not None else None
-    parts = split_remote_id(target.session_id)
-    if link is not None and parts is not None:
+    if link is not None:
         # The open link first: no ssh handshake, no remote login shell.
-        sent = link.answer(parts[1], answer, target.record_id, target.since)
+        sent = link.answer(remote_session, answer, target.record_id, target.since)
         if sent is not None:
             ok, reason = sent
             return Outcome(True) if ok else Outcome(False, refusal_line(name, reason))

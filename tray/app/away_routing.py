@@ -24,7 +24,7 @@ from tray.app.wording import Ping
 from tray.away import AwayState, menu_line
 from tray.away_config import AwaySettings
 from tray.desktop.idle import IdleWatch
-from tray.remote.sessions import split_remote_id
+from tray.remote.sessions import clock_time, split_remote_id
 from tray.text import clean_text
 
 # The most urgent first: a summary about a prompt and a failure forwards as the prompt.
@@ -52,10 +52,6 @@ def forwarded_text(ping: Ping, host: str) -> tuple[str, str]:
     if local and host:
         title = f"{host} · {title}"
     return title, clean_text(ping.body)
-
-
-def clock_text(timestamp: float) -> str:
-    return time.strftime("%H:%M", time.localtime(timestamp))
 
 
 class NoRouting:
@@ -142,7 +138,7 @@ class AwayRouting(NoRouting):
         self._forwarding.set_away(state)
         if state.away and state.since is not None:
             self._log.info(
-                "away (since %s, by %s)", clock_text(state.since), self._watch.describe()
+                "away (since %s, by %s)", clock_time(state.since), self._watch.describe()
             )
         elif not state.away:
             self._log.info("back")
@@ -156,7 +152,7 @@ class AwayRouting(NoRouting):
     def menu_line(self) -> str | None:
         """ "Away since 14:02: pings also go to your phone" while away, else None."""
         since = self._away.since
-        return menu_line(self._away, True, clock_text(since) if since is not None else None)
+        return menu_line(self._away, True, clock_time(since) if since is not None else None)
 
 
 def build_routing(
@@ -176,7 +172,6 @@ __all__ = [
     "AwayRouting",
     "NoRouting",
     "build_routing",
-    "clock_text",
     "forwarded_text",
     "most_urgent",
 ]

@@ -147,7 +147,7 @@ class TrayApp:
         # The worker's too: what each Focus item says, and [away] (idle without forward).
         self._focus_looks = FocusLooks(env.environ, log)
         self._routing = build_routing(
-            getattr(config, "away", None), env.environ, log, lambda state: self.post(Away(state))
+            config.away, env.environ, log, lambda state: self.post(Away(state))
         )
         # Written by the links' threads under the lock, read by the worker.
         self._host_states: dict[str, RemoteState] = {}

@@ -7,7 +7,6 @@ their own under a line naming the host, which says so when the host is unreachab
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -15,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from tray.app.answer_target import APPROVE_LABEL, DENY_LABEL, AnswerTarget
 from tray.app.overview import ChildRow, HostLine, Overview, Row
 from tray.protocol.records import LASTING
-from tray.remote.sessions import split_remote_id
+from tray.remote.sessions import clock_time, split_remote_id
 from tray.text import cells, clean_text, cut, format_age
 
 if TYPE_CHECKING:
@@ -106,11 +105,6 @@ class MenuActions(Protocol):
 def shorten(text: str, width: int) -> str:
     """One line of visible text, at most ``width`` characters."""
     return cut(clean_text(text), width)
-
-
-def clock_time(timestamp: float) -> str:
-    """Local "14:05"; snoozes last an hour, so the day goes without saying."""
-    return time.strftime("%H:%M", time.localtime(timestamp))
 
 
 def _state_words(state: str, kind: str | None, progress: int | None) -> str:

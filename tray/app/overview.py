@@ -25,7 +25,6 @@ FOCUS_KEYS: Final = ("TMUX_PANE", "WINDOWID", REMOTE_PANE_KEY)
 NEEDS_YOU_SOURCES: Final = frozenset({"bell"})
 # A menu with dozens of sub-agents per session would bury every other session.
 CHILDREN_SHOWN: Final = 8
-SNOOZE_SECONDS: Final = 3600.0
 
 
 @dataclass(frozen=True, slots=True)

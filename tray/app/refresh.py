@@ -27,6 +27,7 @@ from tray.remote.hosts import HostConfig
 from tray.remote.link import HostStatus
 from tray.remote.sessions import RemoteState
 from tray.session import Session
+from tray.store import expired
 
 # Short enough that a ping or a new icon never seems late, long enough that a busy
 # directory costs a handful of refreshes a second.
@@ -212,7 +213,7 @@ class Refresh:
 
     def run(self, local: Sequence[Session], news: HostNews, memory: AppMemory, now: float) -> Shown:
         keep_ended = self._keep_ended
-        sessions = [s for s in local if s.alive or now - s.updated_at <= keep_ended]
+        sessions = [s for s in local if not expired(s, now, keep_ended)]
         view = remote_view(
             self._hosts, news.states, news.statuses, now, keep_ended, localtime=self._localtime
         )

@@ -20,6 +20,7 @@ from tray.remote.hosts import HostConfig
 from tray.remote.link import HostStatus
 from tray.remote.sessions import RemoteState, mark_stale, split_remote_id
 from tray.session import Session
+from tray.store import expired
 
 # (record id, condition, since): one occurrence of a session's finished state.
 _Occurrence = tuple[str | None, tuple[str, str | None, str | None], float | None]
@@ -63,7 +64,7 @@ def remote_view(
             stale.update(s.id for s in shown)
         else:
             shown = state.labelled()
-        sessions += [s for s in shown if s.alive or now - s.updated_at <= keep_ended]
+        sessions += [s for s in shown if not expired(s, now, keep_ended)]
     return RemoteView(tuple(sessions), frozenset(stale), tuple(lines), frozenset(waiting))
 
 

@@ -42,7 +42,6 @@ from tray.environment import Environment
 from tray.text import clean_text
 
 COMMAND_TIMEOUT: Final = 20.0
-ACTIONS: Final = ("enable", "disable", "status")
 
 
 class AutostartUsageError(AutostartError):

@@ -53,7 +53,6 @@ _BACKENDS: Final[dict[str, tuple[Status, str]]] = {
     "xorg": ("warn", "the icon shows, but it has no menu and clicks never arrive"),
     "dummy": ("FAIL", "a stand-in that shows nothing"),
 }
-_XEMBED_ONLY: Final = frozenset({"xorg", "gtk"})
 
 # The 7501 answer (BEL or ST terminated) and the DA1 answer, ESC [ ? Ps ; ... c.
 _OSC_ANSWER: Final = re.compile(rb"\x1b\]7501;\?(?:\x07|\x1b\\)")
@@ -386,7 +385,8 @@ def _start_host_checks(
     pool = ThreadPoolExecutor(max_workers=min(8, len(config.hosts)))
     futures: list[Future[Check]] = [pool.submit(_host_line, host, environ) for host in config.hosts]
     pool.shutdown(wait=False)
-    return lambda: [future.result() for future in futures]
+    names = [f"host {host.name}" for host in config.hosts]
+    return lambda: [_checked(future, name) for future, name in zip(futures, names, strict=True)]
 
 
 def _load_config(env: Environment) -> Config | ConfigError:

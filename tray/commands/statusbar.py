@@ -42,9 +42,6 @@ from tray.session import Session, status_document
 from tray.store import Problem, StateStore
 from tray.text import clean_text, cut, escape_markup
 
-BAR_STYLES: Final = ("waybar", "tmux")
-WATCH_STYLES: Final = ("json", "waybar", "tmux")
-
 SYMBOLS: Final[dict[IconState, str]] = {
     "blocked": "\u26a0",  # ⚠
     "error": "\u2717",  # ✗

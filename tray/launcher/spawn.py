@@ -22,20 +22,21 @@ the keeper goes when it does. ``PR_SET_PDEATHSIG`` would need ctypes (millisecon
 every start) and adds nothing: only the launcher holds the master (close-on-exec), so
 the kernel closes it however the launcher ends.
 
-``os.forkpty`` starts the keeper: it makes the pty, and its child leads a new session
-with the pty as controlling terminal on fds 0, 1 and 2. The keeper closes every fd it
-inherited above those but the report pipe, sets the pty up and forks the command, which
-execs its argv as typed. Both report on that pipe: the keeper the command's pid, the
-command why its exec failed. The pipe is close-on-exec, so the launcher's read of it
-ends once the command runs or has failed to. ptyprocess did this part until the start-up
-was measured: importing it costs about 21 ms here (its Python ``signal`` brings enum,
-its shutil brings fnmatch, re, bz2 and lzma), against 23 ms for a bare
-``python -I -c pass``, and ``tray run`` must start within twice that. A keeper exec'd as
-a program of its own (``python -I -S keeper.py``, which forks and execs the command and
-reports over a pipe) was measured too, while ptyprocess still started the keeper:
-``tray run -- true`` took 81 ms that way against 67 ms, in CPU time 76 ms against 64 ms
-(``python -I -c pass``: 22 ms; medians of 30 interleaved runs, bytecode cached). The
-difference is the second interpreter starting before the command can.
+The launcher makes the pty (``os.openpty``) and sets it up, then forks the keeper, which
+leads a new session with the pty as controlling terminal on fds 0, 1 and 2
+(``os.login_tty``). The keeper closes every fd it inherited above those but the report
+pipe and forks the command, which execs its argv as typed (see :class:`_Plan` for why the
+two children do nothing but system calls). Both report on that pipe: the keeper the
+command's pid, the command why its exec failed. The pipe is close-on-exec, so the
+launcher's read of it ends once the command runs or has failed to. ptyprocess did this
+part until the start-up was measured: importing it costs about 21 ms here (its Python
+``signal`` brings enum, its shutil brings fnmatch, re, bz2 and lzma), against 23 ms for
+a bare ``python -I -c pass``, and ``tray run`` must start within twice that. A keeper
+exec'd as a program of its own (``python -I -S keeper.py``, which forks and execs the
+command and reports over a pipe) was measured too, while ptyprocess still started the
+keeper: ``tray run -- true`` took 81 ms that way against 67 ms, in CPU time 76 ms
+against 64 ms (``python -I -c pass``: 22 ms; medians of 30 interleaved runs, bytecode
+cached). The difference is the second interpreter starting before the command can.
 """
 
 from __future__ import annotations

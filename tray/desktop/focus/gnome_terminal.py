@@ -23,7 +23,6 @@ PROVIDER_OFF = (
     "GNOME Terminal's search provider is off, so the tab cannot be selected: run "
     f"`{ENABLE_COMMAND}`, then restart GNOME Terminal"
 )
-SHORT_OFF = "GNOME Terminal: shell integration is off"
 
 # The screen's object path; its last part is the UUID with "_" for "-".
 _SCREEN = re.compile(
