@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 
-from tray.answering import ANSWERS
+from tray.answering import ANSWERS, ENDED
 from tray.environment import Environment
 from tray.launcher.answer_socket import send_answer, socket_path
 from tray.store import StateStore, valid_session_id, with_liveness
@@ -81,7 +81,7 @@ def _local(
         ) from None
     name = cut(clean_text(session.name), 40) or shown
     if not session.running:
-        raise RefusedError(f"{name}: the session has ended; not answered")
+        raise RefusedError(f"{name}: {ENDED}; not answered")
     ok, reason = send_answer(socket_path(env.state_dir(), session_id), answer, record, since)
     if not ok:
         raise RefusedError(f"{name}: {reason}; not answered")
