@@ -10,10 +10,8 @@ down what would have gone into the program.
 from __future__ import annotations
 
 import logging
-import select
 import shutil
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -21,9 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.launcher_end import LauncherEnd
 from helpers.sessions import live_session
 
-from tray.answering import CHANGED, DEFAULT_SETTINGS, TYPED, Decision, Request, decide
+from tray.answering import CHANGED, TYPED
 from tray.app.answer_target import AnswerTarget
 from tray.app.answers import AnswerDesk, Outcome, Where, carry_out
 from tray.app.main import TrayApp
@@ -31,7 +30,6 @@ from tray.app.messages import Answer
 from tray.app.overview import Overview
 from tray.config import load_config
 from tray.environment import Environment
-from tray.launcher.answer_socket import AnswerSocket, socket_path
 from tray.protocol.records import Record
 from tray.session import Session
 from tray.store import StateStore
@@ -42,42 +40,6 @@ LOG = logging.getLogger("test-app-answers")
 
 def prompt(since: float, app: str = "claude-code") -> Record:
     return Record("", "blocked", "permission", None, app, None, "approve Bash: ls", since, since)
-
-
-class LauncherEnd:
-    """A launcher's answer socket, served on a thread: the real socket and gate."""
-
-    def __init__(self, state_dir: Path, records: tuple[Record, ...]) -> None:
-        self.records = records
-        self.last_input_at: float | None = None
-        self.typed: list[bytes] = []
-        self.requests: list[Request] = []
-        self._socket = AnswerSocket(
-            socket_path(state_dir, SID), self._gate, self._type, record_clock=time.time
-        )
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._thread.start()
-
-    def _gate(self, request: Request) -> Decision:
-        self.requests.append(request)
-        return decide(self.records, request, self.last_input_at, DEFAULT_SETTINGS)
-
-    def _type(self, keys: bytes) -> bool:
-        self.typed.append(keys)
-        return True
-
-    def _serve(self) -> None:
-        while not self._stop.is_set():
-            ready, _, _ = select.select(self._socket.fds(), [], [], 0.01)
-            for fd in ready:
-                self._socket.on_readable(fd)
-            self._socket.tick()
-        self._socket.close()
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join(5)
 
 
 @dataclass
@@ -130,7 +92,7 @@ def launcher(state_dir: Path) -> Iterator[Callable[[tuple[Record, ...]], Launche
     ends: list[LauncherEnd] = []
 
     def start(records: tuple[Record, ...]) -> LauncherEnd:
-        ends.append(LauncherEnd(state_dir, records))
+        ends.append(LauncherEnd(state_dir, SID, records))
         return ends[-1]
 
     yield start

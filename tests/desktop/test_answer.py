@@ -13,20 +13,18 @@ from __future__ import annotations
 import logging
 import os
 import re
-import select
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.launcher_end import LauncherEnd
 from helpers.sessions import blocked, live_session
 from helpers.waiting import wait_for
 
-from tray.answering import CHANGED, DEFAULT_SETTINGS, Decision, Request, decide
+from tray.answering import CHANGED
 from tray.app.answer_target import APPROVE_LABEL, DENY_LABEL, AnswerTarget
 from tray.app.notifier import SNOOZE_ACTION, SNOOZE_LABEL, Notifier
-from tray.launcher.answer_socket import AnswerSocket, socket_path
 from tray.protocol.records import Record
 from tray.session import Answered, Session
 from tray.store import StateStore
@@ -150,42 +148,6 @@ def test_withdraw_closes_the_prompts_notifications_only(
 # The real app, and a launcher end served by the test.
 
 
-class LauncherEnd:
-    """A session's answer socket as its launcher serves it, with the real gate over
-    ``records``; ``typed`` is what would have gone into the program."""
-
-    def __init__(self, state_dir: Path, records: tuple[Record, ...]) -> None:
-        self.records = records
-        self.typed: list[bytes] = []
-        self.requests: list[Request] = []
-        self._socket = AnswerSocket(
-            socket_path(state_dir, SID), self._gate, self._type, record_clock=time.time
-        )
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._thread.start()
-
-    def _gate(self, request: Request) -> Decision:
-        self.requests.append(request)
-        return decide(self.records, request, None, DEFAULT_SETTINGS)
-
-    def _type(self, keys: bytes) -> bool:
-        self.typed.append(keys)
-        return True
-
-    def _serve(self) -> None:
-        while not self._stop.is_set():
-            ready, _, _ = select.select(self._socket.fds(), [], [], 0.01)
-            for fd in ready:
-                self._socket.on_readable(fd)
-            self._socket.tick()
-        self._socket.close()
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join(5)
-
-
 def blocked_session(state_dir: Path, since: float) -> Session:
     """A live session (this test stands in for its launcher) blocked on a permission
     prompt of claude-code since ``since``."""
@@ -209,7 +171,7 @@ def run_app_with_prompt(
     since = time.time() - 3  # settled: the launcher need not hold the answer
     state_dir = tmp_path / "state"
     blocked_session(state_dir, since)
-    end = LauncherEnd(state_dir, (prompt(since + served),))
+    end = LauncherEnd(state_dir, SID, (prompt(since + served),))
     monitor = BusMonitor(env, tmp_path / "monitor.log")
     app = start_app_process(env, tmp_path, CONFIG)
     return menu_dunst, app, end, monitor, since
@@ -286,7 +248,7 @@ def answered_press(
     env = {**desktop_env, **menu_dunst.bus_env}
     since = time.time() - 3
     blocked_session(tmp_path / "state", since)
-    end = LauncherEnd(tmp_path / "state", (prompt(since),))
+    end = LauncherEnd(tmp_path / "state", SID, (prompt(since),))
     monitor = BusMonitor(env, tmp_path / "monitor.log")
     app = start_app_process(env, tmp_path, config)
     monitor.wait_for_notify(1, TIMEOUT)
