@@ -368,6 +368,32 @@ def test_without_a_tray_host_the_app_warns_once_and_docks_when_one_comes(
             stop_process(proc)
 
 
+def test_an_xembed_tray_alone_gets_the_gtk_backend_and_a_left_click_opens_the_menu(
+    tmp_path: Path,
+) -> None:
+    """AppIndicator's own fallback to an XEmbed tray sometimes never docked; gtk does.
+
+    On a desktop of its own: the session's StatusNotifierItem host, once a test has
+    started it, would make appindicator the right choice."""
+    xvfb, display = start_xvfb(tmp_path / "xvfb.log")
+    procs: list[subprocess.Popen[bytes]] = [xvfb]
+    try:
+        bus, address = start_bus(tmp_path / "bus")
+        procs.append(bus)
+        env = base_env(DISPLAY=display, DBUS_SESSION_BUS_ADDRESS=address)
+        env.pop("PYSTRAY_BACKEND", None)
+        procs.append(start_trayer(env, tmp_path / "trayer.log"))
+        app = start_app_process(env, tmp_path, "")
+        procs.append(app.proc)
+        assert "tray backend: gtk" in app.log, app.log
+        # No session to focus, so no default item: the left click opens the menu.
+        open_menu(display, icon_box(display, TRAYER).centre, 1)
+        assert app.proc.poll() is None
+    finally:
+        for proc in reversed(procs):
+            stop_process(proc)
+
+
 # `tray app` itself, with the icon host's debug lines on stderr: one line, with its time,
 # for every hand-over of the icon, the tooltip or the menu to the tray backend.
 APP_WITH_HANDOVER_LOG = """

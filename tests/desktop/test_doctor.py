@@ -147,7 +147,7 @@ def own_desktop(tmp_path: Path) -> Iterator[Callable[..., Desktop]]:
 
 @pytest.mark.parametrize(
     ("backend", "status", "named"),
-    [(None, "ok", ("appindicator", "gtk")), ("gtk", "ok", ("gtk",)), ("xorg", "warn", ("xorg",))],
+    [(None, "ok", ("appindicator",)), ("gtk", "ok", ("gtk",)), ("xorg", "warn", ("xorg",))],
 )
 @pytest.mark.usefixtures("dunst", "trayer", "sni_host")
 def test_everything_present(
@@ -244,6 +244,45 @@ def test_the_app_finds_a_tray_host_that_comes_later_without_a_child_process(
         assert _children() - before == set()
     finally:
         look.close()
+
+
+def test_the_app_asks_for_gtk_only_where_an_xembed_tray_is_alone(
+    own_desktop: Callable[..., Desktop], tmp_path: Path
+) -> None:
+    desktop = own_desktop()
+    look = TrayHostLook(desktop.env)
+    try:
+        assert look.backend() is None  # no tray at all: pystray's choice
+        trayer = start_trayer(desktop.env, tmp_path / "trayer.log")
+        try:
+            assert look.backend() == "gtk"
+            # The user's own choice is never overridden.
+            assert TrayHostLook({**desktop.env, "PYSTRAY_BACKEND": "xorg"}).backend() is None
+            sni = start_sni_host(desktop.env, tmp_path / "sni.log")
+            try:
+                assert look.backend() is None  # a StatusNotifierItem host: appindicator
+            finally:
+                stop_process(sni)
+        finally:
+            stop_process(trayer)
+        assert look.backend() is None
+    finally:
+        look.close()
+
+
+def test_doctor_names_the_backend_the_app_picks_for_an_xembed_tray_alone(
+    own_desktop: Callable[..., Desktop], tmp_path: Path
+) -> None:
+    desktop = own_desktop("dunst", "trayer")
+    found = checks(run_doctor(tray_env(desktop.env, tmp_path)).stdout)
+    status, text = found["tray backend"]
+    assert status == "ok"
+    assert text == (
+        "gtk (tray's choice for an XEmbed tray without a StatusNotifierItem host): "
+        "right click opens the menu; left click focuses the most urgent session, "
+        "or opens the menu"
+    )
+    assert found["tray host"][0] == "ok"
 
 
 def test_the_apps_look_without_a_display_or_bus(tmp_path: Path) -> None:

@@ -402,5 +402,44 @@ def test_no_display_is_one_clear_error(backend: str | None, display: str | None)
     assert done.stdout.startswith("NoDisplayError: cannot show a tray icon"), done.stdout
 
 
+LOAD = """
+import os, sys
+from tray.app.icon_host import load_pystray
+module = load_pystray(sys.argv[1] or None)
+print(module.Icon.__module__, os.environ.get("PYSTRAY_BACKEND"))
+"""
+
+
+@pytest.mark.parametrize(
+    ("asked", "users", "loaded"),
+    [
+        ("gtk", None, "pystray._gtk None"),
+        # The user's PYSTRAY_BACKEND wins, and stays as it was.
+        ("gtk", "xorg", "pystray._xorg xorg"),
+        # A backend that cannot load leaves pystray's own choice.
+        ("nonesuch", None, "pystray._appindicator None"),
+        ("", None, "pystray._appindicator None"),
+    ],
+)
+def test_the_backend_asked_for_is_loaded_and_leaves_no_trace(
+    xvfb_display: str, asked: str, users: str | None, loaded: str
+) -> None:
+    env = base_env(DISPLAY=xvfb_display)
+    env.pop("PYSTRAY_BACKEND", None)
+    if users is not None:
+        env["PYSTRAY_BACKEND"] = users
+    done = subprocess.run(
+        [sys.executable, "-c", LOAD, asked],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == loaded
+
+
 if __name__ == "__main__":
     drive()

@@ -47,15 +47,18 @@ class NoDisplayError(TrayUnavailableError):
     """No usable display, or no pystray backend for it."""
 
 
-def load_pystray() -> ModuleType:
+def load_pystray(backend: str | None = None) -> ModuleType:
     """Import pystray, turning "no display" into :class:`NoDisplayError`.
+
+    ``backend`` (see :func:`tray.desktop.tray_host.app_backend`) is asked for when
+    PYSTRAY_BACKEND is unset; where it cannot load, pystray chooses as it would alone.
 
     pystray connects to the display while importing. Without one that raises an
     Xlib error, not ImportError, and an odd DISPLAY can raise anything (":65000"
     overflows a port number): whatever the import raises means no icon can be shown.
     """
     try:
-        import pystray  # noqa: PLC0415  (lazy: importing it needs a display)
+        return _import_pystray(backend)
     except ImportError as error:
         raise NoDisplayError(f"cannot show a tray icon: {error}") from error
     except Exception as error:
@@ -63,6 +66,24 @@ def load_pystray() -> ModuleType:
         if not type(error).__module__.startswith("Xlib"):
             detail = f"{type(error).__name__}: {detail}"
         raise NoDisplayError(f"cannot show a tray icon: no usable X display ({detail})") from error
+
+
+def _import_pystray(backend: str | None) -> ModuleType:
+    # pystray reads PYSTRAY_BACKEND once, while it is first imported; set only for that
+    # moment, it never reaches the programs the app starts.
+    if backend is not None and "PYSTRAY_BACKEND" not in os.environ:
+        os.environ["PYSTRAY_BACKEND"] = backend
+        try:
+            import pystray  # noqa: PLC0415  (lazy: importing it needs a display)
+        except ImportError as error:
+            log.info("the %s tray backend cannot load (%s); pystray chooses", backend, error)
+        else:
+            chosen: ModuleType = pystray
+            return chosen
+        finally:
+            del os.environ["PYSTRAY_BACKEND"]
+    import pystray  # noqa: PLC0415
+
     module: ModuleType = pystray
     return module
 
@@ -120,6 +141,16 @@ def _gtk_icon_class(base: type[Any]) -> type[Any]:
                     return
             self._menu_handle = handle
             self._appindicator.set_menu(handle)
+
+        def _on_status_icon_activate(self, status_icon: Any) -> None:
+            # The gtk backend's left click runs the menu's default item (focus the most
+            # urgent session), and without one it did nothing: it opens the menu then,
+            # as AppIndicator's own status icon does.
+            menu = self.menu
+            if menu is not None and any(item.default for item in menu.items):
+                self()
+            else:
+                self._on_status_icon_popup_menu(status_icon, 1, 0)
 
         def _initialize(self) -> None:
             try:
@@ -261,11 +292,14 @@ class IconHost:
     """One pystray icon: created now, shown by :meth:`run`, updated by :meth:`apply`.
 
     ``on_ready`` is called once the icon has been asked to show itself, from a helper
-    thread, before the ``setup`` callable given to :meth:`run`.
+    thread, before the ``setup`` callable given to :meth:`run`. ``backend`` is the pystray
+    backend to ask for (None: pystray's own choice; see :func:`load_pystray`).
     """
 
-    def __init__(self, name: str, on_ready: Callable[[], None] | None = None) -> None:
-        pystray = load_pystray()
+    def __init__(
+        self, name: str, on_ready: Callable[[], None] | None = None, backend: str | None = None
+    ) -> None:
+        pystray = load_pystray(backend)
         self._on_ready = on_ready
         self._lock = threading.Lock()
         self._stopping = threading.Event()

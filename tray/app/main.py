@@ -70,7 +70,7 @@ from tray.app.refresh import (
 )
 from tray.app.wording import Ping
 from tray.config import Config, load_config
-from tray.desktop.tray_host import TrayHostLook
+from tray.desktop.tray_host import TrayHostLook, backend_for_tray
 from tray.environment import Environment
 from tray.live import LIVENESS_PERIOD
 from tray.logs import OnceLog
@@ -548,7 +548,7 @@ def run_app(env: Environment) -> int:
 
 def _show_icon(env: Environment, config: Config, log: logging.Logger) -> int:
     try:
-        host = IconHost("tray", None)
+        host = IconHost("tray", None, backend_for_tray(env.environ))
     except NoDisplayError as error:
         print(f"tray app: {error}", file=env.stderr)
         return 1

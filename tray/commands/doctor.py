@@ -33,7 +33,7 @@ from tray.config import Config, ConfigError, load_config
 from tray.desktop.bus import NOTIFICATIONS, BusFacts, bus_facts, describe
 from tray.desktop.check import Check, Status
 from tray.desktop.probes import BACKEND_PROBE, GTK_FIX, X_PROBE, Probe, has_desktop_services
-from tray.desktop.tray_host import check_tray_host
+from tray.desktop.tray_host import app_backend, check_tray_host
 from tray.environment import Environment
 from tray.fdio import write_all
 from tray.launcher.terminal import RawMode
@@ -47,7 +47,10 @@ _CAPABILITIES: Final = ("body", "body-markup", "actions")
 # What each pystray backend can do, as seen under Xvfb (see the project's desktop notes).
 _BACKENDS: Final[dict[str, tuple[Status, str]]] = {
     "appindicator": ("ok", "menu and clicks work"),
-    "gtk": ("ok", "right click opens the menu, left click runs its default item"),
+    "gtk": (
+        "ok",
+        "right click opens the menu; left click focuses the most urgent session, or opens the menu",
+    ),
     "darwin": ("ok", "menu and clicks work"),
     "win32": ("ok", "menu and clicks work"),
     "xorg": ("warn", "the icon shows, but it has no menu and clicks never arrive"),
@@ -90,10 +93,21 @@ def backend_name(probe: dict[str, Any]) -> str | None:
     return name if isinstance(name, str) else None
 
 
-def check_backend(probe: dict[str, Any], environ: Mapping[str, str]) -> Check:
-    chosen = environ.get("PYSTRAY_BACKEND")
-    source = f"PYSTRAY_BACKEND={clean_text(chosen)}" if chosen else "pystray's choice"
-    name = backend_name(probe)
+def backend_in_use(facts: Facts) -> tuple[str | None, str]:
+    """The backend the app will use (None: none loads), and who chose it."""
+    chosen = facts.environ.get("PYSTRAY_BACKEND")
+    if chosen:
+        return backend_name(facts.backend), f"PYSTRAY_BACKEND={clean_text(chosen)}"
+    wanted = app_backend(facts.environ, facts.x, facts.bus)
+    # The probe says whether that backend loads ("gtk": true), beside pystray's own pick.
+    if wanted is not None and facts.backend.get(wanted) is True:
+        return wanted, "tray's choice for an XEmbed tray without a StatusNotifierItem host"
+    return backend_name(facts.backend), "pystray's choice"
+
+
+def check_backend(probe: dict[str, Any], in_use: tuple[str | None, str]) -> Check:
+    name, source = in_use
+    chosen = source.startswith("PYSTRAY_BACKEND=")
     fix: str | None
     if name is None:
         error = clean_text(str(probe.get("error")))
@@ -452,8 +466,8 @@ def _checked(future: Future[Check], name: str) -> Check:
 
 CHECKS: Final[tuple[Callable[[Facts], Check], ...]] = (
     lambda facts: check_display(facts.environ, facts.x),
-    lambda facts: check_backend(facts.backend, facts.environ),
-    lambda facts: check_tray_host(facts.x, facts.bus, backend_name(facts.backend)),
+    lambda facts: check_backend(facts.backend, backend_in_use(facts)),
+    lambda facts: check_tray_host(facts.x, facts.bus, backend_in_use(facts)[0]),
     lambda facts: check_notifications(facts.bus),
     lambda facts: check_state_dir(facts.env.state_dir()),
     lambda facts: check_app(facts.env.state_dir()),

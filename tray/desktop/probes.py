@@ -45,7 +45,13 @@ else:
         if module is not None and getattr(module, "Icon", None) is pystray.Icon:
             name = candidate
             break
-    print(json.dumps({"backend": name}))
+    # Whether the backend the app asks for in an XEmbed-only tray loads too.
+    try:
+        import pystray._gtk
+        gtk = True
+    except BaseException:
+        gtk = False
+    print(json.dumps({"backend": name, "gtk": gtk}))
 """
 
 X_PROBE: Final = """

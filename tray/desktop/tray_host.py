@@ -4,6 +4,9 @@ selection has an owner) or a StatusNotifierItem host (a watcher on the session b
 ``tray doctor`` asks in a child process (:mod:`tray.desktop.probes`); the app, whose
 display already works, asks with :class:`TrayHostLook`, in-process and on connections
 it keeps between looks, since it looks again every few seconds while there is none.
+
+Which pystray backend the app asks for is decided here too (:func:`app_backend`), so that
+``tray doctor`` names the one the app will use.
 """
 
 from __future__ import annotations
@@ -20,17 +23,46 @@ from tray.desktop.probes import GTK_FIX, has_desktop_services
 
 # Backends that show the icon only in an XEmbed tray.
 XEMBED_ONLY: Final = frozenset({"xorg", "gtk"})
+# What the app asks pystray for when only an XEmbed tray is there.
+XEMBED_BACKEND: Final = "gtk"
+
+
+def xembed_owner(x_facts: dict[str, Any] | None) -> int | None:
+    """The window that owns the XEmbed tray selection, if one does."""
+    owner = x_facts.get("owner") if x_facts is not None else None
+    return owner if isinstance(owner, int) and owner != 0 else None
+
+
+def app_backend(
+    environ: Mapping[str, str], x_facts: dict[str, Any] | None, bus: BusFacts
+) -> str | None:
+    """The backend the app asks pystray for, or None to take pystray's own choice.
+
+    pystray prefers appindicator. Without a StatusNotifierItem host, AppIndicator falls
+    back to a GtkStatusIcon in the XEmbed tray, and that fallback hides and re-creates its
+    tray window while it starts: under load, about one start in ten left no icon in
+    trayer for good (the tray got a dock request for a window already gone). pystray's
+    gtk backend makes one GtkStatusIcon and docked every time. So with an XEmbed tray
+    and no StatusNotifierItem host (a bus that cannot be asked has none to offer), the app
+    asks for gtk. With no tray at all it keeps appindicator, which can still use a host of
+    either kind that comes later. A PYSTRAY_BACKEND the user set is always theirs.
+    """
+    if environ.get("PYSTRAY_BACKEND") or not has_desktop_services():
+        return None
+    if xembed_owner(x_facts) is None or bus.watcher:
+        return None
+    return XEMBED_BACKEND
 
 
 def check_tray_host(x_facts: dict[str, Any] | None, bus: BusFacts, backend: str | None) -> Check:
     if not has_desktop_services():
         return Check("ok", "tray host", f"the system's own on {sys.platform}")
-    owner = x_facts.get("owner") if x_facts is not None else None
-    xembed = isinstance(owner, int) and owner != 0
+    owner = xembed_owner(x_facts)
+    xembed = owner is not None
     hosts = []
     if bus.watcher:
         hosts.append(f"StatusNotifierItem host ({SNI_WATCHER})")
-    if xembed and x_facts is not None:
+    if owner is not None and x_facts is not None:
         hosts.append(f"XEmbed tray ({x_facts['selection']} owned by window {owner:#x})")
     if not hosts:
         if bus.error:
@@ -58,10 +90,20 @@ def check_tray_host(x_facts: dict[str, Any] | None, bus: BusFacts, backend: str 
     return Check("ok", "tray host", " and ".join(hosts))
 
 
+def backend_for_tray(environ: Mapping[str, str]) -> str | None:
+    """:func:`app_backend` for the trays there are now, asked once."""
+    look = TrayHostLook(environ)
+    try:
+        return look.backend()
+    finally:
+        look.close()
+
+
 class TrayHostLook:
     """Looks for a tray host without a child process or a new connection per look:
     one X connection and one bus connection, opened at the first look and kept until
-    :meth:`close`. Only for a process whose display is known to work."""
+    :meth:`close`. Connecting to a broken X server can hang: use it where pystray,
+    which connects to the same display, would hang as well."""
 
     def __init__(self, environ: Mapping[str, str]) -> None:
         self._environ = environ
@@ -73,9 +115,19 @@ class TrayHostLook:
     def check(self, backend: str | None) -> Check:
         if not has_desktop_services():
             return check_tray_host(None, BusFacts(), backend)
-        return check_tray_host(self._x_facts(), self._bus_facts(), backend)
+        return check_tray_host(self.x_facts(), self.bus_facts(), backend)
 
-    def _x_facts(self) -> dict[str, Any] | None:
+    def backend(self) -> str | None:
+        """:func:`app_backend` for this look's environment, looked at now."""
+        if self._environ.get("PYSTRAY_BACKEND") or not has_desktop_services():
+            return None
+        x_facts = self.x_facts()
+        if xembed_owner(x_facts) is None:  # the bus need not be asked
+            return None
+        return app_backend(self._environ, x_facts, self.bus_facts())
+
+    def x_facts(self) -> dict[str, Any] | None:
+        """The tray selection and its owner, {"error": ...}, or None without DISPLAY."""
         name = self._environ.get("DISPLAY")
         if not name:
             return None
@@ -94,7 +146,8 @@ class TrayHostLook:
             self._close_display()
             return {"error": f"{type(error).__name__}: {error}"}
 
-    def _bus_facts(self) -> BusFacts:
+    def bus_facts(self) -> BusFacts:
+        """Whether a StatusNotifierItem watcher is on the session bus."""
         address = self._environ.get("DBUS_SESSION_BUS_ADDRESS")
         if not address:
             return BusFacts(error="DBUS_SESSION_BUS_ADDRESS is not set")
