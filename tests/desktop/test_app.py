@@ -8,12 +8,14 @@ twenty sessions at once or exact control over when each one changes.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import math
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -45,6 +47,7 @@ from .services import (
 )
 
 BURST_WINDOW = 3
+Procs = list[subprocess.Popen[bytes]]
 STORM_ROUNDS = 30
 
 
@@ -344,16 +347,29 @@ def _clipboard(env: dict[str, str]) -> str:
     return result.stdout if result.returncode == 0 else ""
 
 
-@pytest.mark.parametrize("backend", ["gtk", "appindicator"])
-def test_without_a_tray_host_the_app_warns_once_and_docks_when_one_comes(
-    backend: str, tmp_path: Path
-) -> None:
+@contextlib.contextmanager
+def own_desktop(tmp_path: Path) -> Iterator[tuple[str, dict[str, str], Procs]]:
+    """An Xvfb and a bus of this test's own, with no tray: yields the display, the
+    environment for it (without PYSTRAY_BACKEND) and a list whose processes, the Xvfb's
+    and the bus's first, are all stopped at the end, last first."""
     xvfb, display = start_xvfb(tmp_path / "xvfb.log")
-    procs: list[subprocess.Popen[bytes]] = [xvfb]
+    procs: Procs = [xvfb]
     try:
         bus, address = start_bus(tmp_path / "bus")
         procs.append(bus)
         env = base_env(DISPLAY=display, DBUS_SESSION_BUS_ADDRESS=address)
+        env.pop("PYSTRAY_BACKEND", None)
+        yield display, env, procs
+    finally:
+        for proc in reversed(procs):
+            stop_process(proc)
+
+
+@pytest.mark.parametrize("backend", ["gtk", "appindicator"])
+def test_without_a_tray_host_the_app_warns_once_and_docks_when_one_comes(
+    backend: str, tmp_path: Path
+) -> None:
+    with own_desktop(tmp_path) as (display, env, procs):
         app = start_app_process({**env, "PYSTRAY_BACKEND": backend}, tmp_path, "")
         procs.append(app.proc)
         wait_for(lambda: "tray host: none" in app.log, TIMEOUT, what="the warning")
@@ -363,9 +379,6 @@ def test_without_a_tray_host_the_app_warns_once_and_docks_when_one_comes(
         icon_box(display, TRAYER)  # waits until our icon is drawn in the tray
         assert app.log.count("tray host: none") == 1, app.log
         assert app.proc.poll() is None
-    finally:
-        for proc in reversed(procs):
-            stop_process(proc)
 
 
 def test_an_xembed_tray_alone_gets_the_gtk_backend_and_a_left_click_opens_the_menu(
@@ -375,13 +388,7 @@ def test_an_xembed_tray_alone_gets_the_gtk_backend_and_a_left_click_opens_the_me
 
     On a desktop of its own: the session's StatusNotifierItem host, once a test has
     started it, would make appindicator the right choice."""
-    xvfb, display = start_xvfb(tmp_path / "xvfb.log")
-    procs: list[subprocess.Popen[bytes]] = [xvfb]
-    try:
-        bus, address = start_bus(tmp_path / "bus")
-        procs.append(bus)
-        env = base_env(DISPLAY=display, DBUS_SESSION_BUS_ADDRESS=address)
-        env.pop("PYSTRAY_BACKEND", None)
+    with own_desktop(tmp_path) as (display, env, procs):
         procs.append(start_trayer(env, tmp_path / "trayer.log"))
         app = start_app_process(env, tmp_path, "")
         procs.append(app.proc)
@@ -389,9 +396,6 @@ def test_an_xembed_tray_alone_gets_the_gtk_backend_and_a_left_click_opens_the_me
         # No session to focus, so no default item: the left click opens the menu.
         open_menu(display, icon_box(display, TRAYER).centre, 1)
         assert app.proc.poll() is None
-    finally:
-        for proc in reversed(procs):
-            stop_process(proc)
 
 
 # `tray app` itself, with the icon host's debug lines on stderr: one line, with its time,

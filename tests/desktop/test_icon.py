@@ -371,6 +371,21 @@ def test_gtk_icon_without_a_session_bus(
     assert driver.proc.wait(TIMEOUT) == 0
 
 
+def run_python(code: str, env: Mapping[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """``python -c code args`` in the repository, which must succeed."""
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        cwd=ROOT,
+        env=dict(env),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done
+
+
 PROBE = """
 from tray.app.icon_host import IconHost, NoDisplayError
 try:
@@ -389,16 +404,7 @@ def test_no_display_is_one_clear_error(backend: str | None, display: str | None)
         env["PYSTRAY_BACKEND"] = backend
     if display is not None:
         env["DISPLAY"] = display  # names a display nobody serves
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
+    done = run_python(PROBE, env)
     assert done.stdout.startswith("NoDisplayError: cannot show a tray icon"), done.stdout
 
 
@@ -428,17 +434,7 @@ def test_the_backend_asked_for_is_loaded_and_leaves_no_trace(
     env.pop("PYSTRAY_BACKEND", None)
     if users is not None:
         env["PYSTRAY_BACKEND"] = users
-    done = subprocess.run(
-        [sys.executable, "-c", LOAD, asked],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == loaded
+    assert run_python(LOAD, env, asked).stdout.strip() == loaded
 
 
 if __name__ == "__main__":
