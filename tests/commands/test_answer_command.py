@@ -19,10 +19,12 @@ import pytest
 
 from tray.answering import DEFAULT_SETTINGS, SETTLE, Decision, Request, decide
 from tray.cli import main
+from tray.commands import answer as answer_command
 from tray.environment import Environment
 from tray.launcher.answer_socket import AnswerSocket, socket_path
 from tray.protocol.records import Record
 from tray.remote.hosts import answer_words
+from tray.remote.sessions import PREFIX
 from tray.session import Session
 from tray.store import StateStore, process_start_token
 
@@ -193,6 +195,11 @@ def test_an_unknown_host_is_a_usage_error(state_dir: Path) -> None:
     code, err = answer(state_dir, "approve", session="host:devbox/4242-abc", host="other")
     assert code == 2
     assert "not a session of that host" in err
+
+
+def test_a_remote_id_is_told_by_the_remote_sessions_own_prefix() -> None:
+    # Written out in the command so that a local answer does not import the remote package.
+    assert answer_command._REMOTE_PREFIX == PREFIX
 
 
 def test_the_root_record_is_named_by_an_empty_record(state_dir: Path, launcher: Launcher) -> None:

@@ -16,8 +16,14 @@ import math
 
 from tray.answering import ANSWERS, ENDED
 from tray.environment import Environment
-from tray.launcher.answer_socket import send_answer, socket_path
-from tray.store import StateStore, valid_session_id, with_liveness
+from tray.launcher.answer_socket import (
+    ANSWERED,
+    HAS_ENDED,
+    NO_SESSION,
+    NOT_AN_ID,
+    UNREADABLE,
+    answer_stored_session,
+)
 from tray.text import clean_text, cut
 from tray.usage import UsageError
 
@@ -25,6 +31,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
 
+# tray.remote.sessions.PREFIX, written out so that a local answer does not import it.
 _REMOTE_PREFIX = "host:"
 
 
@@ -67,23 +74,20 @@ def _since(text: str | None) -> float | None:
 def _local(
     session_id: str, answer: str, record: str | None, since: float | None, env: Environment
 ) -> None:
-    if not valid_session_id(session_id):
-        raise UsageError(f"tray answer: {cut(clean_text(session_id), 40)!r} is not a session id")
-    store = StateStore(env.state_dir())
+    outcome, reason, session = answer_stored_session(
+        env.state_dir(), session_id, answer, record, since
+    )
     shown = clean_text(session_id)
-    try:
-        session = with_liveness(store.read(store.path_for(session_id)))
-    except FileNotFoundError:
-        raise RefusedError(f"no session {shown}") from None
-    except (OSError, ValueError) as error:
-        raise RefusedError(
-            f"{shown}: cannot read its state: {cut(clean_text(str(error)), 80)}"
-        ) from None
-    name = cut(clean_text(session.name), 40) or shown
-    if not session.running:
+    if outcome == NOT_AN_ID:
+        raise UsageError(f"tray answer: {cut(shown, 40)!r} is not a session id")
+    if outcome == NO_SESSION:
+        raise RefusedError(f"no session {shown}")
+    if outcome == UNREADABLE:
+        raise RefusedError(f"{shown}: cannot read its state: {cut(clean_text(reason), 80)}")
+    name = (cut(clean_text(session.name), 40) if session is not None else "") or shown
+    if outcome == HAS_ENDED:
         raise RefusedError(f"{name}: {ENDED}; not answered")
-    ok, reason = send_answer(socket_path(env.state_dir(), session_id), answer, record, since)
-    if not ok:
+    if outcome != ANSWERED:
         raise RefusedError(f"{name}: {reason}; not answered")
 
 
@@ -95,15 +99,17 @@ def _remote(  # noqa: PLR0917 - the command's own words, in their order
     since: float | None,
     env: Environment,
 ) -> None:
-    from tray.config import load_config  # noqa: PLC0415 - only for another host's session
+    # Only for another host's session: the local path needs none of these.
+    from tray.config import load_config  # noqa: PLC0415
+    from tray.remote.sessions import split_remote_id  # noqa: PLC0415
 
     if session_id.startswith(_REMOTE_PREFIX):
-        named, slash, remote_id = session_id[len(_REMOTE_PREFIX) :].partition("/")
-        if not slash or (host_name is not None and host_name != named):
+        parts = split_remote_id(session_id)
+        if parts is None or (host_name is not None and host_name != parts[0]):
             raise UsageError(
                 f"tray answer: {cut(clean_text(session_id), 60)!r} is not a session of that host"
             )
-        host_name, session_id = named, remote_id
+        host_name, session_id = parts
     assert host_name is not None
     hosts = {host.name: host for host in load_config(env).hosts}
     host = hosts.get(host_name)
@@ -111,7 +117,6 @@ def _remote(  # noqa: PLR0917 - the command's own words, in their order
         raise UsageError(
             f"tray answer: no [[hosts]] entry named {cut(clean_text(host_name), 40)!r}"
         )
-    # Imported only for another host's session: the local path needs no ssh.
     from tray.remote.actions import answer_remote  # noqa: PLC0415
     from tray.remote.hosts import answer_words  # noqa: PLC0415
 

@@ -37,6 +37,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from tray.session import Session
+
     Socket = _socket.socket
 
 SUFFIX = ANSWER_SUFFIX
@@ -358,3 +360,42 @@ def send_answer(
     reason = reply.get("reason")
     # The launcher's words, but shown as text only, and short.
     return False, cut(clean_text(reason), 100) if isinstance(reason, str) else "refused"
+
+
+# What answer_stored_session says happened.
+ANSWERED = "answered"
+NOT_AN_ID = "not a session id"
+NO_SESSION = "no such session"
+UNREADABLE = "unreadable"
+HAS_ENDED = "ended"
+REFUSED = "refused"
+
+
+def answer_stored_session(
+    state_dir: str | os.PathLike[str],
+    session_id: str,
+    answer: str,
+    record: str | None,
+    since: float | None,
+) -> tuple[str, str, Session | None]:
+    """The client's whole way for a session of this machine, for ``tray answer`` and the
+    remote stream: read its state file and, while it runs, :func:`send_answer`.
+
+    Returns one of the outcomes above; the read error or the launcher's reason (else
+    ""); and the session once it was read. Each caller words the outcome its own way.
+    """
+    from tray.store import StateStore, valid_session_id, with_liveness  # noqa: PLC0415
+
+    if not valid_session_id(session_id):
+        return NOT_AN_ID, "", None
+    store = StateStore(os.fspath(state_dir))
+    try:
+        session = with_liveness(store.read(store.path_for(session_id)))
+    except FileNotFoundError:
+        return NO_SESSION, "", None
+    except (OSError, ValueError) as error:
+        return UNREADABLE, str(error), None
+    if not session.running:
+        return HAS_ENDED, "", session
+    ok, reason = send_answer(socket_path(state_dir, session_id), answer, record, since)
+    return (ANSWERED, "", session) if ok else (REFUSED, reason, session)

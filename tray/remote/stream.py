@@ -31,7 +31,7 @@ from typing import IO, Any, Final
 from tray.answering import DEFAULT_SETTINGS, ENDED, AnswerSettings
 from tray.config import load_config
 from tray.environment import Environment
-from tray.launcher.answer_socket import send_answer, socket_path
+from tray.launcher import answer_socket
 from tray.live import LIVENESS_PERIOD, ChangeWatch, LiveSessions, watch
 from tray.logs import discard_output, stderr_log
 from tray.remote.frames import (
@@ -47,7 +47,7 @@ from tray.remote.frames import (
     parse_answer_request,
 )
 from tray.session import Session, status_document
-from tray.store import StateStore, valid_session_id, with_liveness
+from tray.store import StateStore
 
 HEARTBEAT: Final = 15.0
 # A launcher rewrites its file up to ten times a second; many sessions together would
@@ -98,19 +98,21 @@ def answer_here(directory: Path, request: AnswerRequest) -> tuple[bool, str]:
     """Hand one checked request to its session's launcher, as ``tray answer`` would;
     True when the keys went in, else False and the reason. Blocks for as long as the
     launcher holds the answer (its reply timeout at most)."""
-    if not valid_session_id(request.session):
-        return False, GONE
-    store = StateStore(directory)
-    try:
-        session = with_liveness(store.read(store.path_for(request.session)))
-    except FileNotFoundError:
-        return False, GONE
-    except (OSError, ValueError):
-        return False, "cannot read its state"
-    if not session.running:
-        return False, ENDED
-    path = socket_path(directory, request.session)
-    return send_answer(path, request.answer, request.record, request.since)
+    outcome, reason, _ = answer_socket.answer_stored_session(
+        directory, request.session, request.answer, request.record, request.since
+    )
+    if outcome == answer_socket.ANSWERED:
+        return True, ""
+    # Short words, for the other end's line: the read error stays on this host.
+    return False, _WORDS.get(outcome, reason)
+
+
+_WORDS: Final = {
+    answer_socket.NOT_AN_ID: GONE,
+    answer_socket.NO_SESSION: GONE,
+    answer_socket.UNREADABLE: "cannot read its state",
+    answer_socket.HAS_ENDED: ENDED,
+}
 
 
 class Answerer:
