@@ -10,6 +10,8 @@ and the app's memory: menu items and notification buttons post messages to it
 
 Each ``[[hosts]]`` entry has a link thread of its own (:class:`HostLinks`): it hands over
 the host's latest sessions and its health, which the worker merges with the local ones.
+
+``tray app`` itself starts in :mod:`tray.app.start`, which builds the icon host and this.
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ from __future__ import annotations
 import gc
 import logging
 import math
-import signal
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -26,13 +27,11 @@ from typing import assert_never
 
 from tray.app.answer_target import AnswerTarget
 from tray.app.answers import AnswerDesk, Where
-from tray.app.app_log import open_app_log
 from tray.app.away_routing import build_routing
 from tray.app.clipboard import copy_text
 from tray.app.focus import focus_session
 from tray.app.focus_looks import FocusLooks
-from tray.app.icon_host import ICON_FOLDER, IconHost, NoDisplayError, private_icon_files
-from tray.app.instance import hold_app_lock
+from tray.app.icon_host import IconHost
 from tray.app.memory import (
     FILE_NAME,
     load_memory,
@@ -69,8 +68,8 @@ from tray.app.refresh import (
     shown_key,
 )
 from tray.app.wording import Ping
-from tray.config import Config, load_config
-from tray.desktop.tray_host import TrayHostLook, backend_for_tray
+from tray.config import Config
+from tray.desktop.tray_host import TrayHostLook
 from tray.environment import Environment
 from tray.live import LIVENESS_PERIOD
 from tray.logs import OnceLog
@@ -525,55 +524,3 @@ class TrayApp:
         ok, message = focus_remote(host, *tmux, environ=self._env.environ)
         if not ok:
             self._log.warning("cannot focus %s: %s", session.name, message)
-
-
-def run_app(env: Environment) -> int:
-    # GTK's main loop does not return to Python for a KeyboardInterrupt; Ctrl-C on a
-    # foreground `tray app` should still end it at once.
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-    config = load_config(env)
-    store = StateStore(env.state_dir())
-    store.ensure()
-    lock = hold_app_lock(store.directory)
-    if lock is None:
-        print("tray app is already running", file=env.stdout)
-        return 0
-    log = open_app_log(store.directory)
-    try:
-        with private_icon_files(store.directory / ICON_FOLDER):
-            return _show_icon(env, config, log)
-    finally:
-        lock.close()
-
-
-def _show_icon(env: Environment, config: Config, log: logging.Logger) -> int:
-    try:
-        host = IconHost("tray", None, backend_for_tray(env.environ))
-    except NoDisplayError as error:
-        print(f"tray app: {error}", file=env.stderr)
-        return 1
-    # Ended by SIGTERM, the app still cleans up after itself (its icon pictures among
-    # others): GLib's loop wakes for a signal, so the handler runs at once.
-    signal.signal(signal.SIGTERM, lambda _signum, _frame: host.stop())
-    backend = host.backend_name()
-    log.info("tray backend: %s", backend)
-    if backend == "xorg":
-        log.warning(
-            "the xorg tray backend has no menu and no clicks; for both, install PyGObject "
-            "with AppIndicator: pip install 'tray[gtk]' and the system package "
-            "gir1.2-ayatanaappindicator3-0.1"
-        )
-    app = TrayApp(
-        env,
-        config,
-        log,
-        host,
-        lambda on_click, on_snooze: Notifier(
-            "tray", lambda key: on_click(key, None), log, on_snooze, on_activated=on_click
-        ),
-    )
-    try:
-        host.run(app.start)
-    finally:
-        app.stop()
-    return 0

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 
 
 def app(args: argparse.Namespace, env: Environment) -> int:
-    from tray.app.main import run_app  # noqa: PLC0415 - only for `tray app`
+    from tray.app.start import run_app  # noqa: PLC0415 - only for `tray app`
 
     return run_app(env)
 

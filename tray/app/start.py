@@ -1,0 +1,71 @@
+"""``tray app`` from its start: one app per user, its log and its private icon folder,
+the icon host with the backend chosen for this desktop, and the app (:mod:`tray.app.main`)
+on pystray's main loop until it ends.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+
+from tray.app.app_log import open_app_log
+from tray.app.icon_host import ICON_FOLDER, IconHost, NoDisplayError, private_icon_files
+from tray.app.instance import hold_app_lock
+from tray.app.main import TrayApp
+from tray.app.notifier import Notifier
+from tray.config import Config, load_config
+from tray.desktop.tray_host import backend_for_tray
+from tray.environment import Environment
+from tray.store import StateStore
+
+
+def run_app(env: Environment) -> int:
+    # GTK's main loop does not return to Python for a KeyboardInterrupt; Ctrl-C on a
+    # foreground `tray app` should still end it at once.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    config = load_config(env)
+    store = StateStore(env.state_dir())
+    store.ensure()
+    lock = hold_app_lock(store.directory)
+    if lock is None:
+        print("tray app is already running", file=env.stdout)
+        return 0
+    log = open_app_log(store.directory)
+    try:
+        with private_icon_files(store.directory / ICON_FOLDER):
+            return _show_icon(env, config, log)
+    finally:
+        lock.close()
+
+
+def _show_icon(env: Environment, config: Config, log: logging.Logger) -> int:
+    try:
+        host = IconHost("tray", None, backend_for_tray(env.environ))
+    except NoDisplayError as error:
+        print(f"tray app: {error}", file=env.stderr)
+        return 1
+    # Ended by SIGTERM, the app still cleans up after itself (its icon pictures among
+    # others): GLib's loop wakes for a signal, so the handler runs at once.
+    signal.signal(signal.SIGTERM, lambda _signum, _frame: host.stop())
+    backend = host.backend_name()
+    log.info("tray backend: %s", backend)
+    if backend == "xorg":
+        log.warning(
+            "the xorg tray backend has no menu and no clicks; for both, install PyGObject "
+            "with AppIndicator: pip install 'tray[gtk]' and the system package "
+            "gir1.2-ayatanaappindicator3-0.1"
+        )
+    app = TrayApp(
+        env,
+        config,
+        log,
+        host,
+        lambda on_click, on_snooze: Notifier(
+            "tray", lambda key: on_click(key, None), log, on_snooze, on_activated=on_click
+        ),
+    )
+    try:
+        host.run(app.start)
+    finally:
+        app.stop()
+    return 0
