@@ -8,24 +8,32 @@ import sys
 from pathlib import Path
 
 LOG_NAME = "app.log"
+FORMAT = "%(asctime)s %(levelname)s %(message)s"
 
 
 def open_app_log(state_dir: Path) -> logging.Logger:
-    """The app's log: ``app.log`` in the state directory, and stderr when it is a terminal."""
+    """The app's log: ``app.log`` in the state directory, and stderr when it is a terminal
+    or when ``app.log`` cannot be written (said once, on stderr)."""
     log = logging.getLogger("tray.app")
     log.setLevel(logging.INFO)
-    formatter = logging.Formatter("%(asctime)s %(levelname)s %(message)s")
+    formatter = logging.Formatter(FORMAT)
     # Started in the background (by `tray demo`, autostart, systemd), stderr is a file
     # or a journal, and app.log already has every line.
-    if sys.stderr is not None and sys.stderr.isatty():
-        stream = logging.StreamHandler()
-        stream.setFormatter(formatter)
-        log.addHandler(stream)
+    to_stderr = sys.stderr is not None and sys.stderr.isatty()
+    path = state_dir / LOG_NAME
     try:
-        fd = os.open(state_dir / LOG_NAME, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    except OSError as error:
+        if sys.stderr is not None:
+            reason = error.strerror or str(error)
+            sys.stderr.write(f"tray app: cannot write {path}: {reason}; logging to stderr\n")
+            to_stderr = True
+    else:
         handler = logging.StreamHandler(os.fdopen(fd, "a", encoding="utf-8"))
         handler.setFormatter(formatter)
         log.addHandler(handler)
-    except OSError:
-        pass
+    if to_stderr:
+        stream = logging.StreamHandler()
+        stream.setFormatter(formatter)
+        log.addHandler(stream)
     return log
