@@ -9,15 +9,11 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 import sys
-import tempfile
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -29,8 +25,6 @@ from tray.app.overview import IconState, Overview
 
 log = logging.getLogger(__name__)
 
-# Beside the sessions (the state directory is the user's alone): the icon's pictures.
-ICON_FOLDER = "icons"
 DEFAULT_SIZE = 64
 # Seconds between checks on the xorg icon's slot; doubled after every miss.
 DOCK_CHECK_FIRST = 0.1
@@ -497,29 +491,3 @@ class IconHost:
             return False  # run once
 
         GLib.idle_add(set_text)
-
-
-@contextmanager
-def private_icon_files(folder: Path) -> Iterator[Path]:
-    """Keep the backends' icon pictures in ``folder``, the app's own, while in the block.
-
-    pystray's gtk and appindicator backends write every picture they show with
-    ``tempfile.mktemp()``: into /tmp by default, readable by everyone, and left there
-    by an app that a signal ended. Pointing the process's temporary files at a private
-    0700 folder keeps them to the user; the folder is emptied first (what a killed run
-    left: only one app runs per state directory) and removed at the end. Should it not
-    be made there (a file or a link in the way), a fresh private temporary folder is
-    used instead.
-    """
-    shutil.rmtree(folder, ignore_errors=True)
-    try:
-        os.mkdir(folder, 0o700)
-    except OSError:
-        folder = Path(tempfile.mkdtemp(prefix="tray-icons-"))
-    previous = tempfile.tempdir
-    tempfile.tempdir = str(folder)
-    try:
-        yield folder
-    finally:
-        tempfile.tempdir = previous
-        shutil.rmtree(folder, ignore_errors=True)

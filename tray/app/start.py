@@ -6,10 +6,16 @@ on pystray's main loop until it ends.
 from __future__ import annotations
 
 import logging
+import os
+import shutil
 import signal
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 from tray.app.app_log import open_app_log
-from tray.app.icon_host import ICON_FOLDER, IconHost, NoDisplayError, private_icon_files
+from tray.app.icon_host import IconHost, NoDisplayError
 from tray.app.instance import hold_app_lock
 from tray.app.main import TrayApp
 from tray.app.notifier import Notifier
@@ -17,6 +23,9 @@ from tray.config import Config, load_config
 from tray.desktop.tray_host import backend_for_tray
 from tray.environment import Environment
 from tray.store import StateStore
+
+# Beside the sessions (the state directory is the user's alone): the icon's pictures.
+ICON_FOLDER = "icons"
 
 
 def run_app(env: Environment) -> int:
@@ -69,3 +78,29 @@ def _show_icon(env: Environment, config: Config, log: logging.Logger) -> int:
     finally:
         app.stop()
     return 0
+
+
+@contextmanager
+def private_icon_files(folder: Path) -> Iterator[Path]:
+    """Keep the backends' icon pictures in ``folder``, the app's own, while in the block.
+
+    pystray's gtk and appindicator backends write every picture they show with
+    ``tempfile.mktemp()``: into /tmp by default, readable by everyone, and left there
+    by an app that a signal ended. Pointing the process's temporary files at a private
+    0700 folder keeps them to the user; the folder is emptied first (what a killed run
+    left: only one app runs per state directory) and removed at the end. Should it not
+    be made there (a file or a link in the way), a fresh private temporary folder is
+    used instead.
+    """
+    shutil.rmtree(folder, ignore_errors=True)
+    try:
+        os.mkdir(folder, 0o700)
+    except OSError:
+        folder = Path(tempfile.mkdtemp(prefix="tray-icons-"))
+    previous = tempfile.tempdir
+    tempfile.tempdir = str(folder)
+    try:
+        yield folder
+    finally:
+        tempfile.tempdir = previous
+        shutil.rmtree(folder, ignore_errors=True)
