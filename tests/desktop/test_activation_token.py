@@ -156,13 +156,8 @@ def spec12(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Served]:
 
 
 def _notifier(clicks: list[tuple[str, str | None]]) -> Notifier:
-    def on_click(key: str) -> None:
-        raise AssertionError("on_activated takes the clicks")
-
     log = logging.getLogger("test.activation")
-    return Notifier(
-        "tray-test", on_click, log, on_activated=lambda key, token: clicks.append((key, token))
-    )
+    return Notifier("tray-test", lambda key, token: clicks.append((key, token)), log)
 
 
 def test_a_click_carries_the_servers_activation_token(spec12: Served) -> None:
@@ -226,9 +221,7 @@ def test_a_click_hands_the_token_through_the_app_to_the_terminal(
         load_config(env),
         log,
         FakeHost(),  # type: ignore[arg-type]
-        lambda on_click, on_snooze: Notifier(
-            "tray-test", lambda key: on_click(key, None), log, on_snooze, on_activated=on_click
-        ),
+        lambda on_click, on_snooze: Notifier("tray-test", on_click, log, on_snooze),
         refresh_interval=0.0,
     )
     app.start_worker()

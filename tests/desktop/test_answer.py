@@ -74,7 +74,12 @@ def test_the_notification_offers_approve_and_deny_and_hands_back_its_prompt(
     monitor = BusMonitor(dunst.env, tmp_path / "monitor.log")
     clicks: list[str] = []
     answers: list[tuple[AnswerTarget, str]] = []
-    notifier = Notifier("tray-test", clicks.append, recorder.log, on_snooze=lambda _ids: None)
+    notifier = Notifier(
+        "tray-test",
+        lambda key, _token: clicks.append(key),
+        recorder.log,
+        on_snooze=lambda _ids: None,
+    )
     notifier.on_answer = lambda target, answer: answers.append((target, answer))
     target = AnswerTarget("s-api", "agent/1", 1764470012.5)
     try:
@@ -110,7 +115,9 @@ def test_without_a_prompt_to_answer_there_is_only_snooze(
     monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", dunst.address)
     dunst.close_all()
     monitor = BusMonitor(dunst.env, tmp_path / "monitor.log")
-    notifier = Notifier("tray-test", lambda _key: None, recorder.log, on_snooze=lambda _ids: None)
+    notifier = Notifier(
+        "tray-test", lambda _key, _token: None, recorder.log, on_snooze=lambda _ids: None
+    )
     notifier.on_answer = lambda _target, _answer: None
     try:
         notifier.send("api needs an answer", "which?", "normal", "s-api", ("s-api",))
@@ -126,7 +133,7 @@ def test_withdraw_closes_the_prompts_notifications_only(
 ) -> None:
     monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", dunst.address)
     dunst.close_all()
-    notifier = Notifier("tray-test", lambda _key: None, recorder.log)
+    notifier = Notifier("tray-test", lambda _key, _token: None, recorder.log)
     notifier.on_answer = lambda _target, _answer: None
     answered = AnswerTarget("s-api", "", 100.0)
     other = AnswerTarget("s-docs", "", 100.0)

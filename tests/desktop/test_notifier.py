@@ -71,7 +71,9 @@ def make_notifier(
     recorder: Recorder, clicks: list[str], snoozes: list[tuple[str, ...]] | None = None
 ) -> Notifier:
     on_snooze = None if snoozes is None else snoozes.append
-    return Notifier("tray-test", clicks.append, recorder.log, on_snooze=on_snooze)
+    return Notifier(
+        "tray-test", lambda key, _token: clicks.append(key), recorder.log, on_snooze=on_snooze
+    )
 
 
 @pytest.fixture
@@ -135,7 +137,7 @@ def test_clicking_a_notification_calls_on_click_with_its_key(
 
 def test_on_click_may_close_the_notifier(on_dunst: Dunst, recorder: Recorder) -> None:
     notifiers: list[Notifier] = []
-    notifier = Notifier("tray-test", lambda key: notifiers[0].close(), recorder.log)
+    notifier = Notifier("tray-test", lambda _key, _token: notifiers[0].close(), recorder.log)
     notifiers.append(notifier)
     running = notifier_threads()
     try:
@@ -440,7 +442,9 @@ def test_a_failing_on_snooze_is_logged_and_the_notifier_goes_on(
         raise RuntimeError("boom")
 
     clicks: list[str] = []
-    notifier = Notifier("tray-test", clicks.append, recorder.log, on_snooze=broken)
+    notifier = Notifier(
+        "tray-test", lambda key, _token: clicks.append(key), recorder.log, on_snooze=broken
+    )
     try:
         notifier.send("a", "b", "normal", "k1", ("k1",))
         wait_for(lambda: dunst.count() == 1, what="dunst to show it")

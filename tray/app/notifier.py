@@ -77,22 +77,19 @@ class _NoServerError(Exception):
 
 
 class Notifier:
-    """Shows notifications; ``on_click(key)`` and ``on_snooze(session_ids)`` run on the
-    notifier's thread."""
+    """Shows notifications; ``on_click(key, token)`` and ``on_snooze(session_ids)`` run on
+    the notifier's thread. ``token`` is the server's activation token for the click
+    (:mod:`tray.app.activation`), or None when the server sent none."""
 
     def __init__(
         self,
         app_name: str,
-        on_click: Callable[[str], None],
+        on_click: Callable[[str, str | None], None],
         log: logging.Logger,
         on_snooze: Callable[[tuple[str, ...]], None] | None = None,
-        on_activated: Callable[[str, str | None], None] | None = None,
     ) -> None:
         self._app_name = app_name
         self._on_click = on_click
-        # Given, it takes each click instead of on_click, with the server's activation
-        # token (tray.app.activation), or None when the server sent none.
-        self._on_activated = on_activated
         self._tokens = ActivationTokens()
         self._clicks: set[asyncio.Task[None]] = set()
         self._on_snooze = on_snooze
@@ -290,19 +287,13 @@ class Notifier:
             self._log.debug("notification dropped: %s", reason)
 
     def _clicked(self, key: str) -> None:
-        if self._on_activated is not None:
-            task = self._loop.create_task(self._activated(key, self._on_activated))
-            self._clicks.add(task)
-            task.add_done_callback(self._clicks.discard)
-            return
-        try:
-            self._on_click(key)
-        except Exception:
-            self._log.exception("handling a notification click failed")
+        task = self._loop.create_task(self._activated(key))
+        self._clicks.add(task)
+        task.add_done_callback(self._clicks.discard)
 
-    async def _activated(self, key: str, handler: Callable[[str, str | None], None]) -> None:
+    async def _activated(self, key: str) -> None:
         try:
-            handler(key, await self._tokens.take())
+            self._on_click(key, await self._tokens.take())
         except Exception:
             self._log.exception("handling a notification click failed")
 
@@ -333,8 +324,7 @@ class Notifier:
                 # Unknown capabilities: escaping is the safe guess.
                 markup = capabilities is None or "body-markup" in capabilities
                 self._server = _Server(owner, markup)
-            if self._on_activated is not None:
-                await self._tokens.watch(bus, owner)
+            await self._tokens.watch(bus, owner)
         # KeyError: no bus address and no HOME to look one up in.
         except (OSError, EOFError, KeyError, ValueError, DBusFastError) as problem:
             self._disconnect()

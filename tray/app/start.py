@@ -69,9 +69,7 @@ def _show_icon(env: Environment, config: Config, log: logging.Logger) -> int:
         config,
         log,
         host,
-        lambda on_click, on_snooze: Notifier(
-            "tray", lambda key: on_click(key, None), log, on_snooze, on_activated=on_click
-        ),
+        lambda on_click, on_snooze: Notifier("tray", on_click, log, on_snooze),
     )
     try:
         host.run(app.start)
