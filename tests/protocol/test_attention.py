@@ -14,20 +14,22 @@ from tray.protocol.attention import (
     KITTY_MAX_PAYLOAD,
     KITTY_MAX_PENDING,
     MAX_BODY,
-    MAX_CMDLINE,
     MAX_PATH,
     MAX_TITLE,
-    CommandTracker,
-    FinishedCommand,
     KittyAssembler,
     Notification,
     Progress,
-    PromptMark,
     parse_osc7,
     parse_osc9,
+    parse_osc777,
+)
+from tray.protocol.prompt_marks import (
+    MAX_CMDLINE,
+    CommandTracker,
+    FinishedCommand,
+    PromptMark,
     parse_osc133,
     parse_osc633,
-    parse_osc777,
 )
 
 SETTINGS = settings(max_examples=200, deadline=None)

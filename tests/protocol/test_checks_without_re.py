@@ -18,7 +18,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import tray
-from tray.protocol import attention, report, terminal_input
+from tray.protocol import attention, prompt_marks, report, terminal_input
 
 PROJECT_ROOT = Path(tray.__file__).resolve().parent.parent
 
@@ -143,7 +143,7 @@ def _old_percent_decode(raw: bytes) -> bytes | None:
 @example(b"a%2fb%2F%00")
 @example(b"%41\n")
 def test_percent_decoding_is_the_old_expressions(data: bytes) -> None:
-    assert attention._percent_decode(data) == _old_percent_decode(data)
+    assert attention.percent_decode(data) == _old_percent_decode(data)
 
 
 def _old_exit_status(options: bytes) -> int | None:
@@ -164,7 +164,7 @@ def _old_exit_status(options: bytes) -> int | None:
 @example(b" 1")
 @example(b"1_0")
 def test_exit_status_is_the_old_expression(options: bytes) -> None:
-    assert attention._exit_status(options) == _old_exit_status(options)
+    assert prompt_marks._exit_status(options) == _old_exit_status(options)
 
 
 @SETTINGS

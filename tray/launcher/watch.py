@@ -19,13 +19,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from tray.protocol.attention import (
-        CommandTracker,
-        KittyAssembler,
-        Notification,
-        Progress,
-        PromptMark,
-    )
+    from tray.protocol.attention import KittyAssembler, Notification, Progress
+    from tray.protocol.prompt_marks import CommandTracker, PromptMark
     from tray.protocol.terminal_input import InputEvents, InputScanner
 
 # A program that rings without pause is one request for attention, not thousands.
@@ -151,10 +146,12 @@ class TerminalWatch:
                 self.cwd = path
                 self.changed = True
         elif number in (133, 633):
+            from tray.protocol import prompt_marks  # noqa: PLC0415 - see __init__
+
             mark = (
-                attention.parse_osc133(payload)
+                prompt_marks.parse_osc133(payload)
                 if number == 133
-                else attention.parse_osc633(payload)
+                else prompt_marks.parse_osc633(payload)
             )
             if mark is not None:
                 self._mark(mark, now)
@@ -183,7 +180,7 @@ class TerminalWatch:
 
     def _mark(self, mark: PromptMark, now: float) -> None:
         if self._commands is None:
-            from tray.protocol.attention import CommandTracker  # noqa: PLC0415 - see __init__
+            from tray.protocol.prompt_marks import CommandTracker  # noqa: PLC0415 - see __init__
 
             self._commands = CommandTracker()
         finished = self._commands.feed(mark, now)

@@ -1,4 +1,5 @@
-"""Attention signals besides OSC 7501: notifications, progress, working directory, prompts.
+"""Attention signals besides OSC 7501: notifications, progress, the working directory.
+(Prompts and commands, OSC 133 and 633: :mod:`tray.protocol.prompt_marks`.)
 
 Each parser takes the payload of one OSC, the bytes after ``NUMBER;``, as the output
 scanner hands it over. ``signals.md`` describes the formats and who sends them.
@@ -20,11 +21,9 @@ if TYPE_CHECKING:
 
     Condition = Literal["always", "unfocused", "invisible"]
     ProgressState = Literal["remove", "set", "error", "indeterminate", "paused"]
-    MarkKind = Literal["A", "B", "C", "D", "E"]
 
 MAX_TITLE: Final = 192
 MAX_BODY: Final = 2048
-MAX_CMDLINE: Final = 2048
 MAX_PATH: Final = 4096
 
 # kitty's limits for OSC 99 chunks: a payload is at most 2048 bytes before encoding.
@@ -68,47 +67,9 @@ class Progress(Value):
         self.value: Final = value
 
 
-class PromptMark(Value):
-    """A shell integration mark, from OSC 133 or OSC 633.
-
-    ``A`` a prompt starts, ``B`` the prompt ends, ``C`` a command starts, ``D`` it
-    finished (``exit_status`` when the shell said), ``E`` the command line of the
-    command about to start or running (OSC 633 only). ``cmdline`` comes with ``C`` (when
-    the shell sent one) and with ``E``.
-    """
-
-    __slots__ = ("cmdline", "exit_status", "kind")
-
-    def __init__(
-        self, kind: MarkKind, exit_status: int | None = None, cmdline: str | None = None
-    ) -> None:
-        self.kind: Final = kind
-        self.exit_status: Final = exit_status
-        self.cmdline: Final = cmdline
-
-
-class FinishedCommand(Value):
-    __slots__ = ("cmdline", "ended_at", "exit_status", "started_at")
-
-    def __init__(
-        self, cmdline: str | None, exit_status: int | None, started_at: float, ended_at: float
-    ) -> None:
-        self.cmdline: Final = cmdline
-        self.exit_status: Final = exit_status
-        self.started_at: Final = started_at
-        self.ended_at: Final = ended_at
-
-    @property
-    def duration(self) -> float:
-        return max(0.0, self.ended_at - self.started_at)
-
-
-def _text(raw: bytes, limit: int) -> str:
+def clip_text(raw: bytes, limit: int) -> str:
+    """UTF-8 with replacement, stripped, at most ``limit`` characters."""
     return raw.decode("utf-8", "replace").strip()[:limit].rstrip()
-
-
-def _cmdline(raw: bytes) -> str | None:
-    return _text(raw, MAX_CMDLINE) or None
 
 
 # --- OSC 9 --------------------------------------------------------------------------------
@@ -162,7 +123,7 @@ def parse_osc9(payload: bytes) -> Notification | Progress | None:
             return _progress(payload[2:])
         return None
     # Claude Code starts its text with two newlines; _text strips them.
-    body = _text(payload, MAX_BODY)
+    body = clip_text(payload, MAX_BODY)
     return Notification("", body, source=9) if body else None
 
 
@@ -175,7 +136,7 @@ def parse_osc777(payload: bytes) -> Notification | None:
     if command != b"notify" or not sep:
         return None
     title_raw, _, body_raw = rest.partition(b";")
-    title, body = _text(title_raw, MAX_TITLE), _text(body_raw, MAX_BODY)
+    title, body = clip_text(title_raw, MAX_TITLE), clip_text(body_raw, MAX_BODY)
     if not title and not body:
         return None
     return Notification(title, body, source=777)
@@ -304,8 +265,8 @@ class KittyAssembler:
                 del self._pending[next(iter(self._pending))]
             self._pending[identifier] = pending
             return None
-        title = _text(bytes(pending.title), MAX_TITLE)
-        body = _text(bytes(pending.body), MAX_BODY)
+        title = clip_text(bytes(pending.title), MAX_TITLE)
+        body = clip_text(bytes(pending.body), MAX_BODY)
         if not title and not body:
             return None
         return Notification(title, body, 99, pending.condition, pending.urgency)
@@ -314,10 +275,10 @@ class KittyAssembler:
 # --- OSC 7 --------------------------------------------------------------------------------
 
 _LOCAL_HOSTS: Final = ("", "localhost")
-_HEX = frozenset(b"0123456789abcdefABCDEF")
+HEX_DIGITS = frozenset(b"0123456789abcdefABCDEF")
 
 
-def _percent_decode(raw: bytes) -> bytes | None:
+def percent_decode(raw: bytes) -> bytes | None:
     """Each ``%`` and the two hex digits after it made one byte; None when a ``%`` has
     no two hex digits after it."""
     if b"%" not in raw:
@@ -325,7 +286,7 @@ def _percent_decode(raw: bytes) -> bytes | None:
     first, *escaped = raw.split(b"%")
     out = bytearray(first)
     for piece in escaped:
-        if len(piece) < 2 or piece[0] not in _HEX or piece[1] not in _HEX:
+        if len(piece) < 2 or piece[0] not in HEX_DIGITS or piece[1] not in HEX_DIGITS:
             return None
         out.append(int(piece[:2], 16))
         out += piece[2:]
@@ -348,7 +309,7 @@ def parse_osc7(payload: bytes, hostname: str) -> str | None:
         return None
     path = rest[slash:]
     if scheme == b"file":
-        decoded = _percent_decode(path)
+        decoded = percent_decode(path)
         if decoded is None:
             return None
         path = decoded
@@ -357,227 +318,20 @@ def parse_osc7(payload: bytes, hostname: str) -> str | None:
     return path.decode("utf-8", "replace")
 
 
-# --- OSC 133 and OSC 633 ------------------------------------------------------------------
-
-# An exit status is at most this many digits, after an optional "-".
-_MAX_STATUS_DIGITS: Final = 10
-_MARK_KINDS: Final[dict[bytes, MarkKind]] = {b"A": "A", b"B": "B", b"C": "C", b"D": "D"}
-# Inside bash's ``$'...'``, the escapes printf %q produces, and a few more.
-_ANSI_C_ESCAPES: Final = {
-    ord("n"): b"\n",
-    ord("t"): b"\t",
-    ord("r"): b"\r",
-    ord("a"): b"\a",
-    ord("b"): b"\b",
-    ord("e"): b"\x1b",
-    ord("E"): b"\x1b",
-    ord("f"): b"\f",
-    ord("v"): b"\v",
-}
-_OCTAL = frozenset(b"01234567")
-
-
-def _split_mark(payload: bytes) -> tuple[MarkKind, bytes] | None:
-    """The mark's letter and its options; the letter stands alone or before ``;``."""
-    letter, _, options = payload.partition(b";")
-    kind = _MARK_KINDS.get(letter)
-    return None if kind is None else (kind, options)
-
-
-def _exit_status(options: bytes) -> int | None:
-    first = options.partition(b";")[0]
-    digits = first[1:] if first.startswith(b"-") else first
-    # bytes.isdigit() is ASCII digits only, and False for no bytes at all.
-    return int(first) if len(digits) <= _MAX_STATUS_DIGITS and digits.isdigit() else None
-
-
-def _ansi_c_unquote(text: bytes, start: int, out: bytearray) -> int:
-    """Decode a ``$'...'`` body from ``start``; returns the index after its closing quote."""
-    pos = start
-    while pos < len(text):
-        byte = text[pos]
-        if byte == ord("'"):
-            return pos + 1
-        if byte != ord("\\") or pos + 1 == len(text):
-            out.append(byte)
-            pos += 1
-            continue
-        escape = text[pos + 1]
-        pos += 2
-        if escape in _ANSI_C_ESCAPES:
-            out += _ANSI_C_ESCAPES[escape]
-        elif escape == ord("x"):
-            digits = bytearray()
-            while pos < len(text) and len(digits) < 2 and text[pos] in _HEX:
-                digits.append(text[pos])
-                pos += 1
-            out += bytes([int(digits, 16)]) if digits else b"\\x"
-        elif escape in _OCTAL:
-            digits = bytearray([escape])
-            while pos < len(text) and len(digits) < 3 and text[pos] in _OCTAL:
-                digits.append(text[pos])
-                pos += 1
-            out.append(int(digits, 8) & 0xFF)
-        else:
-            out.append(escape)  # \\ \' \" and anything unknown stand for themselves
-    return pos
-
-
-def _shell_unquote(text: bytes) -> bytes:
-    """Undo the quoting of ``printf %q`` (backslashes, ``'...'`` and ``$'...'``)."""
-    out = bytearray()
-    pos = 0
-    while pos < len(text):
-        byte = text[pos]
-        if byte == ord("\\") and pos + 1 < len(text):
-            out.append(text[pos + 1])
-            pos += 2
-        elif text.startswith(b"$'", pos):
-            pos = _ansi_c_unquote(text, pos + 2, out)
-        elif byte == ord("'"):
-            end = text.find(b"'", pos + 1)
-            end = len(text) if end < 0 else end
-            out += text[pos + 1 : end]
-            pos = end + 1
-        else:
-            out.append(byte)
-            pos += 1
-    return bytes(out)
-
-
-def _c_cmdline(options: bytes) -> str | None:
-    """The command line a ``C`` mark carries, if any."""
-    rest = options
-    while rest:
-        option, _, after = rest.partition(b";")
-        if option.startswith(b"cmdline="):
-            # printf %q leaves ";" alone inside $'...', so the option runs to the end:
-            # every shell integration sends it last.
-            return _cmdline(_shell_unquote(rest[len(b"cmdline=") :]))
-        if option.startswith(b"cmdline_url="):
-            decoded = _percent_decode(option[len(b"cmdline_url=") :])
-            return None if decoded is None else _cmdline(decoded)
-        rest = after
-    return None
-
-
-def parse_osc133(payload: bytes) -> PromptMark | None:
-    """``A``, ``B``, ``C`` (maybe with ``cmdline=`` or ``cmdline_url=``) and ``D[;STATUS]``.
-
-    Options such as ``aid=``, ``click_events=1``, ``special_key=1`` and ``redraw=0`` may
-    follow any of them and are ignored.
-    """
-    split = _split_mark(payload)
-    if split is None:
-        return None
-    kind, options = split
-    if kind == "C":
-        return PromptMark("C", cmdline=_c_cmdline(options))
-    if kind == "D":
-        return PromptMark("D", exit_status=_exit_status(options))
-    return PromptMark(kind)
-
-
-def _vscode_unescape(text: bytes) -> bytes:
-    """VS Code writes ``\\xAB`` for a byte and ``\\\\`` for a backslash."""
-    out = bytearray()
-    pos = 0
-    while pos < len(text):
-        byte = text[pos]
-        if byte == ord("\\"):
-            if text.startswith(b"\\\\", pos):
-                out.append(byte)
-                pos += 2
-                continue
-            hex_digits = text[pos + 2 : pos + 4]
-            if (
-                text[pos + 1 : pos + 2] in (b"x", b"X")
-                and len(hex_digits) == 2
-                and all(digit in _HEX for digit in hex_digits)
-            ):
-                out.append(int(hex_digits, 16))
-                pos += 4
-                continue
-        out.append(byte)
-        pos += 1
-    return bytes(out)
-
-
-def parse_osc633(payload: bytes) -> PromptMark | None:
-    """VS Code's marks: ``A``, ``B``, ``C``, ``D[;STATUS]`` and ``E;CMDLINE[;NONCE]``."""
-    if payload.startswith(b"E;") or payload == b"E":
-        # Semicolons inside the command line are escaped, so the first one left ends it.
-        cmdline = payload[2:].partition(b";")[0]
-        return PromptMark("E", cmdline=_cmdline(_vscode_unescape(cmdline)))
-    split = _split_mark(payload)
-    if split is None:
-        return None
-    kind, options = split
-    if kind == "D":
-        return PromptMark("D", exit_status=_exit_status(options))
-    return PromptMark(kind)
-
-
-class CommandTracker:
-    """Follows the marks of one shell; a ``D`` after a ``C`` is a command that finished.
-
-    Times come in with each mark, so this is pure.
-    """
-
-    __slots__ = ("_cmdline", "_next_cmdline", "_started_at")
-
-    def __init__(self) -> None:
-        self._started_at: float | None = None
-        self._cmdline: str | None = None
-        self._next_cmdline: str | None = None  # from an E before its C
-
-    @property
-    def running(self) -> bool:
-        return self._started_at is not None
-
-    def feed(self, mark: PromptMark, now: float) -> FinishedCommand | None:
-        if mark.kind == "A":
-            # A new prompt without a D: the command's end was not seen, so nothing is
-            # known about how it ended.
-            self._started_at = None
-            self._cmdline = self._next_cmdline = None
-        elif mark.kind == "E":
-            if self._started_at is None:
-                self._next_cmdline = mark.cmdline
-            else:
-                self._cmdline = mark.cmdline
-        elif mark.kind == "C":
-            self._started_at = now
-            self._cmdline = mark.cmdline if mark.cmdline is not None else self._next_cmdline
-            self._next_cmdline = None
-        elif mark.kind == "D":
-            started_at = self._started_at
-            cmdline = self._cmdline
-            self._started_at = None
-            self._cmdline = self._next_cmdline = None
-            # A D with no C before it: the person pressed Enter on an empty line.
-            if started_at is not None:
-                return FinishedCommand(cmdline, mark.exit_status, started_at, now)
-        return None
-
-
 __all__ = [
+    "HEX_DIGITS",
     "KITTY_MAX_BYTES",
     "KITTY_MAX_PAYLOAD",
     "KITTY_MAX_PENDING",
     "MAX_BODY",
-    "MAX_CMDLINE",
     "MAX_PATH",
     "MAX_TITLE",
-    "CommandTracker",
-    "FinishedCommand",
     "KittyAssembler",
     "Notification",
     "Progress",
-    "PromptMark",
+    "clip_text",
     "parse_osc7",
     "parse_osc9",
-    "parse_osc133",
-    "parse_osc633",
     "parse_osc777",
+    "percent_decode",
 ]
