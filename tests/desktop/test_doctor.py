@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from tray.desktop.tray_host import TrayHostLook
+from tray.desktop.tray_host import TrayHostLook, backend_for_tray
 
 from .services import (
     base_env,
@@ -257,7 +257,7 @@ def test_the_app_asks_for_gtk_only_where_an_xembed_tray_is_alone(
         try:
             assert look.backend() == "gtk"
             # The user's own choice is never overridden.
-            assert TrayHostLook({**desktop.env, "PYSTRAY_BACKEND": "xorg"}).backend() is None
+            assert backend_for_tray({**desktop.env, "PYSTRAY_BACKEND": "xorg"}) is None
             sni = start_sni_host(desktop.env, tmp_path / "sni.log")
             try:
                 assert look.backend() is None  # a StatusNotifierItem host: appindicator

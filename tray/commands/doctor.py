@@ -105,9 +105,11 @@ def backend_in_use(facts: Facts) -> tuple[str | None, str]:
     return backend_name(facts.backend), "pystray's choice"
 
 
-def check_backend(probe: dict[str, Any], in_use: tuple[str | None, str]) -> Check:
+def check_backend(
+    probe: dict[str, Any], environ: Mapping[str, str], in_use: tuple[str | None, str]
+) -> Check:
     name, source = in_use
-    chosen = source.startswith("PYSTRAY_BACKEND=")
+    chosen = environ.get("PYSTRAY_BACKEND")
     fix: str | None
     if name is None:
         error = clean_text(str(probe.get("error")))
@@ -466,7 +468,7 @@ def _checked(future: Future[Check], name: str) -> Check:
 
 CHECKS: Final[tuple[Callable[[Facts], Check], ...]] = (
     lambda facts: check_display(facts.environ, facts.x),
-    lambda facts: check_backend(facts.backend, backend_in_use(facts)),
+    lambda facts: check_backend(facts.backend, facts.environ, backend_in_use(facts)),
     lambda facts: check_tray_host(facts.x, facts.bus, backend_in_use(facts)[0]),
     lambda facts: check_notifications(facts.bus),
     lambda facts: check_state_dir(facts.env.state_dir()),

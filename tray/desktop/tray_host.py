@@ -39,10 +39,10 @@ def app_backend(
     """The backend the app asks pystray for, or None to take pystray's own choice.
 
     pystray prefers appindicator. Without a StatusNotifierItem host, AppIndicator falls
-    back to a GtkStatusIcon in the XEmbed tray, and that fallback hides and re-creates its
-    tray window while it starts: under load, about one start in ten left no icon in
-    trayer for good (the tray got a dock request for a window already gone). pystray's
-    gtk backend makes one GtkStatusIcon and docked every time. So with an XEmbed tray
+    back to a GtkStatusIcon in the XEmbed tray, and under load about one start in ten
+    left no icon in trayer for good (most likely the tray got a dock request for a window
+    that the fallback had already hidden and dropped). pystray's gtk backend makes one
+    GtkStatusIcon, and docked every time in the same runs. So with an XEmbed tray
     and no StatusNotifierItem host (a bus that cannot be asked has none to offer), the app
     asks for gtk. With no tray at all it keeps appindicator, which can still use a host of
     either kind that comes later. A PYSTRAY_BACKEND the user set is always theirs.
@@ -118,13 +118,12 @@ class TrayHostLook:
         return check_tray_host(self.x_facts(), self.bus_facts(), backend)
 
     def backend(self) -> str | None:
-        """:func:`app_backend` for this look's environment, looked at now."""
-        if self._environ.get("PYSTRAY_BACKEND") or not has_desktop_services():
-            return None
-        x_facts = self.x_facts()
-        if xembed_owner(x_facts) is None:  # the bus need not be asked
-            return None
-        return app_backend(self._environ, x_facts, self.bus_facts())
+        """:func:`app_backend` for this look's environment, looked at now. Only what can
+        change the answer is asked: no display with PYSTRAY_BACKEND set, no bus without
+        an XEmbed tray."""
+        x_facts = None if self._environ.get("PYSTRAY_BACKEND") else self.x_facts()
+        bus = self.bus_facts() if xembed_owner(x_facts) is not None else BusFacts()
+        return app_backend(self._environ, x_facts, bus)
 
     def x_facts(self) -> dict[str, Any] | None:
         """The tray selection and its owner, {"error": ...}, or None without DISPLAY."""
