@@ -2,7 +2,8 @@
 
 pystray chooses its backend from PYSTRAY_BACKEND (else appindicator, gtk, xorg in that
 order) when it is first imported, so the import happens here, lazily: without a
-display it raises an Xlib error rather than ImportError.
+display it raises an Xlib error rather than ImportError. The app may ask for a backend
+of its own choosing (:func:`load_pystray`).
 """
 
 from __future__ import annotations

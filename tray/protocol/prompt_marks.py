@@ -170,11 +170,17 @@ def parse_osc133(payload: bytes) -> PromptMark | None:
     Options such as ``aid=``, ``click_events=1``, ``special_key=1`` and ``redraw=0`` may
     follow any of them and are ignored.
     """
+    return _shared_mark(payload, with_cmdline=True)
+
+
+def _shared_mark(payload: bytes, *, with_cmdline: bool) -> PromptMark | None:
+    """``A``, ``B``, ``C`` or ``D``, the marks OSC 133 and 633 share; only 133's ``C``
+    carries the command line (633 sends it in an ``E`` of its own)."""
     split = _split_mark(payload)
     if split is None:
         return None
     kind, options = split
-    if kind == "C":
+    if kind == "C" and with_cmdline:
         return PromptMark("C", cmdline=_c_cmdline(options))
     if kind == "D":
         return PromptMark("D", exit_status=_exit_status(options))
@@ -212,13 +218,7 @@ def parse_osc633(payload: bytes) -> PromptMark | None:
         # Semicolons inside the command line are escaped, so the first one left ends it.
         cmdline = payload[2:].partition(b";")[0]
         return PromptMark("E", cmdline=_cmdline(_vscode_unescape(cmdline)))
-    split = _split_mark(payload)
-    if split is None:
-        return None
-    kind, options = split
-    if kind == "D":
-        return PromptMark("D", exit_status=_exit_status(options))
-    return PromptMark(kind)
+    return _shared_mark(payload, with_cmdline=False)
 
 
 class CommandTracker:
