@@ -15,8 +15,8 @@ import os
 import sys
 
 from tray import __version__
-from tray.environment import Environment
-from tray.usage import UsageError
+from tray.base.exit_codes import UsageError
+from tray.state.environment import Environment
 
 # typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
 # cost every `tray run` milliseconds.
@@ -201,9 +201,9 @@ def _guarded(command: str, env: Environment, action: Callable[[], int]) -> int:
         return 1
     except Exception as error:
         # Imported only now: an instance exists, so its module is loaded already.
-        from tray.config import ConfigError  # noqa: PLC0415
+        from tray.core.config import ConfigError  # noqa: PLC0415
         from tray.protocol.report import ReportError  # noqa: PLC0415
-        from tray.store import StoreError  # noqa: PLC0415
+        from tray.state.store import StoreError  # noqa: PLC0415
 
         if isinstance(error, ConfigError):
             env.stderr.write(f"tray {command}: {_one_line(str(error))}\n")
@@ -232,7 +232,7 @@ def entry() -> None:
         env.stdout.flush()
     except BrokenPipeError:
         # The reader went away (``tray status | head``): stop quietly, as a shell tool does.
-        from tray.logs import discard_output  # noqa: PLC0415 - only then
+        from tray.state.logs import discard_output  # noqa: PLC0415 - only then
 
         discard_output(sys.stdout.fileno())
         status = 1

@@ -7,7 +7,7 @@ millisecond of every start.
 
 from __future__ import annotations
 
-from tray.value import Value
+from tray.base.value import Value
 
 # typing is for mypy only (which takes any TYPE_CHECKING as true).
 TYPE_CHECKING = False
@@ -164,7 +164,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         "app",
-        "tray.commands.elsewhere:app",
+        "tray.commands.lazy_dispatch:app",
         "run the tray icon",
         "Run the tray icon and notifications in the foreground until quit.",
     ),
@@ -205,7 +205,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         "init",
-        "tray.commands.elsewhere:init",
+        "tray.commands.lazy_dispatch:init",
         "print the shell code for your rc file (bash, zsh or fish)",
         "Print the code that runs the agents in [shell] wrap under tray run and records long "
         'commands: eval "$(tray init bash)" in ~/.bashrc, eval "$(tray init zsh)" in '
@@ -215,7 +215,7 @@ COMMANDS: tuple[Command, ...] = (
     # Hidden (no help): what the shell hooks run after a long command.
     Command(
         "_finished",
-        "tray.commands.elsewhere:finished",
+        "tray.commands.lazy_dispatch:finished",
         None,
         None,
         (

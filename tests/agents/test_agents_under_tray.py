@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from tray.session import Session
-from tray.store import StateStore
+from tray.core.session import Session
+from tray.state.store import StateStore
 
 from .agents import TRAY, start_claude, start_codex
 from .standins import FakeAnthropic, FakeResponses, function_outputs, tool_results

@@ -3,7 +3,7 @@ its answer socket, and the outcome withdraws the notification or says why not.
 
 The launcher's end is the real :class:`AnswerSocket`, bound in a temporary state
 directory and served on a thread of the test, with the real gate
-(:func:`tray.answering.decide`) over records the test sets; its ``type_keys`` writes
+(:func:`tray.core.answer_gate.decide`) over records the test sets; its ``type_keys`` writes
 down what would have gone into the program.
 """
 
@@ -22,17 +22,17 @@ import pytest
 from helpers.launcher_end import LauncherEnd
 from helpers.sessions import live_session
 
-from tray.answering import CHANGED, TYPED
-from tray.app.answer_target import AnswerTarget
-from tray.app.answers import AnswerDesk, Outcome, Where, carry_out
+from tray.app.answer_dispatch import AnswerDispatcher, AnswerRoutes, Outcome, deliver_answer
 from tray.app.main import TrayApp
 from tray.app.messages import Answer
-from tray.app.overview import Overview
-from tray.config import load_config
-from tray.environment import Environment
+from tray.core.answer_gate import CHANGED, TYPED
+from tray.core.answer_target import AnswerTarget
+from tray.core.session import Session
+from tray.core.view.overview import Overview
 from tray.protocol.records import Record
-from tray.session import Session
-from tray.store import StateStore
+from tray.state.config_file import load_config
+from tray.state.environment import Environment
+from tray.state.store import StateStore
 
 SID = "77-api"
 LOG = logging.getLogger("test-app-answers")
@@ -105,13 +105,13 @@ def session(since: float, name: str = "api-server") -> Session:
     return made.replace(name=name)
 
 
-def where(state_dir: Path) -> Where:
-    return Where(state_dir, lambda _name: None)
+def where(state_dir: Path) -> AnswerRoutes:
+    return AnswerRoutes(state_dir, lambda _name: None)
 
 
-def desk(state_dir: Path) -> tuple[AnswerDesk, FakeNotifier, FakePolicy]:
+def desk(state_dir: Path) -> tuple[AnswerDispatcher, FakeNotifier, FakePolicy]:
     notifier, policy = FakeNotifier(), FakePolicy()
-    return AnswerDesk(where(state_dir), notifier, policy, LOG), notifier, policy
+    return AnswerDispatcher(where(state_dir), notifier, policy, LOG), notifier, policy
 
 
 def test_approve_reaches_the_launcher_for_that_prompt_and_withdraws_its_notification(
@@ -166,7 +166,7 @@ def test_typing_since_the_prompt_appeared_is_refused(
 
 def test_no_launcher_socket_is_refused(state_dir: Path) -> None:
     since = time.time() - 5
-    outcome = carry_out(
+    outcome = deliver_answer(
         session(since), AnswerTarget(SID, "", since), "approve", where(state_dir), stale=False
     )
     assert outcome == Outcome(
@@ -181,9 +181,9 @@ def test_an_ended_or_vanished_session_is_refused_without_asking(
     end = launcher((prompt(since),))
     target = AnswerTarget(SID, "", since)
     ended = session(since).replace(alive=False, exit_code=0)
-    refused = carry_out(ended, target, "approve", where(state_dir), stale=False)
+    refused = deliver_answer(ended, target, "approve", where(state_dir), stale=False)
     assert refused.line == "api-server: the session has ended; not answered"
-    gone = carry_out(None, target, "approve", where(state_dir), stale=False)
+    gone = deliver_answer(None, target, "approve", where(state_dir), stale=False)
     assert gone.line == f"{SID}: the session is gone; not answered"
     assert end.requests == [] and end.typed == []
 
@@ -191,7 +191,7 @@ def test_an_ended_or_vanished_session_is_refused_without_asking(
 def test_a_session_id_that_is_not_one_never_becomes_a_path(tmp_path: Path) -> None:
     bad = session(1.0).replace(id="../elsewhere")
     target = AnswerTarget("../elsewhere", "", 1.0)
-    outcome = carry_out(bad, target, "approve", where(tmp_path), stale=False)
+    outcome = deliver_answer(bad, target, "approve", where(tmp_path), stale=False)
     assert outcome.line == "api-server: not a session id; not answered"
 
 
@@ -199,7 +199,7 @@ def test_another_hosts_session_needs_its_host_and_a_link(tmp_path: Path) -> None
     remote_id = "host:devbox/abc-1"
     remote = session(1.0).replace(id=remote_id)
     target = AnswerTarget(remote_id, "", 1.0)
-    unknown = carry_out(remote, target, "approve", where(tmp_path), stale=False)
+    unknown = deliver_answer(remote, target, "approve", where(tmp_path), stale=False)
     assert unknown.line == "api-server: no [[hosts]] entry named devbox; not answered"
 
 

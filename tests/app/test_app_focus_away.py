@@ -21,12 +21,12 @@ from helpers.waiting import wait_for
 from app.test_app_worker import FakeNotifier
 from tray.app.main import TrayApp
 from tray.app.messages import Away
-from tray.app.overview import Overview
-from tray.away import PRESENT, AwayState
-from tray.config import load_config
-from tray.environment import Environment
-from tray.store import StateStore
-from tray.text import clean_text
+from tray.base.safe_text import clean_text
+from tray.core.away import PRESENT, AwayState
+from tray.core.view.overview import Overview
+from tray.state.config_file import load_config
+from tray.state.environment import Environment
+from tray.state.store import StateStore
 
 
 class MenuHost:

@@ -10,7 +10,7 @@ ROOT = Path(__file__).resolve().parents[2]
 LOG_ONE_LINE = """
 import sys
 from pathlib import Path
-from tray.app.app_log import open_app_log
+from tray.state.logs import open_app_log
 open_app_log(Path(sys.argv[1])).info("the icon is shown")
 """
 

@@ -20,11 +20,11 @@ from helpers.sessions import blocked, live_session
 from helpers.waiting import wait_for
 
 from tray.app.main import PAUSE_SECONDS, TrayApp
-from tray.app.memory import FILE_NAME, load_memory
-from tray.app.overview import Overview
-from tray.config import load_config
-from tray.environment import Environment
-from tray.store import StateStore
+from tray.core.view.overview import Overview
+from tray.state.config_file import load_config
+from tray.state.environment import Environment
+from tray.state.marks_file import FILE_NAME, load_memory
+from tray.state.store import StateStore
 
 SESSIONS = 24
 THREADS = 6

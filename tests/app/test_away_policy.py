@@ -4,8 +4,8 @@ prompt pings (so it can follow the user to the phone), and so do its reminders."
 from __future__ import annotations
 
 from app.test_policy import START, ids, make, obs, run_until
-from tray.app.schedule import reminder_offset
-from tray.config import PolicySettings
+from tray.core.config import PolicySettings
+from tray.core.policy.schedule import reminder_offset
 
 
 def test_a_focused_session_pings_while_the_user_is_away() -> None:

@@ -15,12 +15,12 @@ from helpers.sessions import live_session
 from app.test_menu import ICON, NOW, Recorder, find, make_row, overview, texts
 from tray.app import focus_looks
 from tray.app.away_routing import forwarded_text, most_urgent
-from tray.app.focus import FocusResult, focus_plan
 from tray.app.focus_looks import FocusLooks, focus_label
-from tray.app.menu import FocusLook, MenuExtras, build_menu, row_header
-from tray.app.wording import Ping
-from tray.away import AwayState, menu_line
-from tray.session import Session
+from tray.core.away import AwayState, menu_line
+from tray.core.policy.wording import Ping
+from tray.core.session import Session
+from tray.desktop.focus import FocusResult, focus_plan
+from tray.desktop.tray_menu import FocusLook, MenuExtras, build_menu, row_header
 
 KITTY_OFF = {"KITTY_WINDOW_ID": "3"}
 TMUX = {"TMUX": "/tmp/tmux-1000/default,123,0", "TMUX_PANE": "%4"}

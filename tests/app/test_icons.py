@@ -10,9 +10,9 @@ from typing import Any, get_args
 import pytest
 from PIL import Image, ImageChops
 
-from tray.app import icons
-from tray.app.icons import ARTWORK_SIZES, BADGE_FROM, icon_image
-from tray.app.overview import IconState
+from tray.core.view.overview import IconState
+from tray.desktop import icon_images as icons
+from tray.desktop.icon_images import ARTWORK_SIZES, BADGE_FROM, icon_image
 
 STATES: tuple[IconState, ...] = get_args(IconState)
 

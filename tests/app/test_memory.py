@@ -9,15 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tray.app.memory import (
-    FILE_NAME,
-    forget_missing,
-    load_memory,
-    save_memory,
-    snooze,
-    unsnooze,
-)
-from tray.app.overview import AppMemory
+from tray.core.view.marks import forget_missing, snooze, unsnooze
+from tray.core.view.overview import AppMemory
+from tray.state.marks_file import FILE_NAME, load_memory, save_memory
 
 LOG = logging.getLogger("tray.test.memory")
 NOW = 10_000.0

@@ -10,8 +10,10 @@ from typing import Any
 
 import pytest
 
-from tray.app.answer_target import APPROVE_LABEL, DENY_LABEL, AnswerTarget
-from tray.app.menu import (
+from tray.core.answer_target import APPROVE_LABEL, DENY_LABEL, AnswerTarget
+from tray.core.remote_sessions import clock_time
+from tray.core.view.overview import ChildRow, Overview, Row
+from tray.desktop.tray_menu import (
     CHILD_INDENT,
     HEADER_WIDTH,
     MESSAGE_WIDTH,
@@ -25,8 +27,6 @@ from tray.app.menu import (
     row_header,
     shorten,
 )
-from tray.app.overview import ChildRow, Overview, Row
-from tray.remote.sessions import clock_time
 
 NOW = 10_000.0
 ICON = object()  # stands in for the pystray.Icon that backends pass to actions

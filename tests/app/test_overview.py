@@ -8,7 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tray.app.overview import (
+from tray.core.labels import session_label
+from tray.core.session import Attention, Session
+from tray.core.view.overview import (
     CHILDREN_SHOWN,
     AppMemory,
     ChildRow,
@@ -18,9 +20,7 @@ from tray.app.overview import (
     build_overview,
     estimated_since,
 )
-from tray.labels import session_label
 from tray.protocol.records import Record
-from tray.session import Attention, Session
 
 NOW = 10_000.0
 

@@ -10,12 +10,13 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from tray.answering import AnswerSettings
-from tray.app.answer_target import AnswerTarget
-from tray.app.observe import Observation, observe, observe_session
-from tray.app.policy import RETAIN, NotificationPolicy
-from tray.app.schedule import COALESCE, reminder_offset
-from tray.app.wording import (
+from tray.core.answer_gate import AnswerSettings
+from tray.core.answer_target import AnswerTarget
+from tray.core.config import PolicySettings
+from tray.core.policy.notification_policy import RETAIN, NotificationPolicy
+from tray.core.policy.observe import Observation, observe, observe_session
+from tray.core.policy.schedule import COALESCE, reminder_offset
+from tray.core.policy.wording import (
     Ping,
     attention_ping,
     ping_for,
@@ -23,9 +24,8 @@ from tray.app.wording import (
     summary_ping,
     waited_text,
 )
-from tray.config import PolicySettings
+from tray.core.session import Answered, Attention, Session
 from tray.protocol.records import Record
-from tray.session import Answered, Attention, Session
 
 START = 1_000_020.0  # an exact multiple of 60, so local minutes are easy to read
 BLOCKED = frozenset({"blocked"})

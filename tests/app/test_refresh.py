@@ -12,13 +12,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tray.app.overview import AppMemory, ChildRow, Overview, Row
-from tray.app.policy import NotificationPolicy
-from tray.app.refresh import (
+from tray.core.config import PolicySettings
+from tray.core.policy.notification_policy import NotificationPolicy
+from tray.core.session import Session
+from tray.core.view.overview import AppMemory, ChildRow, Overview, Row
+from tray.core.view.refresh import (
     MENU_TEXT_PERIOD,
     REFRESH_INTERVAL,
-    HostNews,
-    ItemLook,
+    HostUpdates,
+    MenuOutlineItem,
     MenuPacer,
     Refresh,
     RefreshGate,
@@ -26,9 +28,7 @@ from tray.app.refresh import (
     menu_text,
     shown_key,
 )
-from tray.config import PolicySettings
 from tray.protocol.records import Record
-from tray.session import Session
 
 INTERVAL = 0.25
 NOW = 10_000.0
@@ -210,13 +210,13 @@ def test_menu_text_reads_words_flags_and_submenus(pystray: Any) -> None:
         item(lambda _item: "Resume" if paused[0] else "Pause", None),
     )
     assert menu_text(built) == (
-        ItemLook("Focus", (True, False, True, None, False), None),
-        ItemLook(
+        MenuOutlineItem("Focus", (True, False, True, None, False), None),
+        MenuOutlineItem(
             "api — working",
             (True, True, False, None, False),
-            (ItemLook("Copy", (False, True, False, None, False), None),),
+            (MenuOutlineItem("Copy", (False, True, False, None, False), None),),
         ),
-        ItemLook("Pause", (True, True, False, None, False), None),
+        MenuOutlineItem("Pause", (True, True, False, None, False), None),
     )
     paused[0] = True  # a callable label is read each time
     assert menu_text(built)[2].text == "Resume"
@@ -261,12 +261,12 @@ def _refresh(clock: list[float], **settings: Any) -> Refresh:
 def test_the_refresh_shows_sessions_and_pings_what_is_due() -> None:
     clock = [1000.0]
     refresh = _refresh(clock)
-    first = refresh.run([_session("a", _record("working"))], HostNews(), AppMemory(), clock[0])
+    first = refresh.run([_session("a", _record("working"))], HostUpdates(), AppMemory(), clock[0])
     assert [row.session_id for row in first.overview.rows] == ["a"]
     assert first.pings == []
     clock[0] = 1001.0
     blocked = _session("a", _record("blocked", msg="approve?", at=1001.0), updated_at=1001.0)
-    shown = refresh.run([blocked], HostNews(), first.memory, clock[0])
+    shown = refresh.run([blocked], HostUpdates(), first.memory, clock[0])
     assert [ping.title for ping in shown.pings] == ["a needs you"]
     assert shown.pings[0].states == frozenset({"blocked"})
     assert shown.overview.icon_state == "blocked"
@@ -280,7 +280,7 @@ def test_the_refresh_hides_dismissed_and_long_ended_sessions_and_forgets_gone_ma
     )
     ended = _session("old", _record("done"), alive=False, updated_at=1000.0 - 61)
     sessions = [_session("a", _record("working")), _session("b", _record("working")), ended]
-    shown = refresh.run(sessions, HostNews(), memory, clock[0])
+    shown = refresh.run(sessions, HostUpdates(), memory, clock[0])
     assert [row.session_id for row in shown.overview.rows] == ["a"]
     assert set(shown.sessions) == {"a", "b"}  # dismissed, but still there to act on
     assert dict(shown.memory.seen) == {"a": 1.0}

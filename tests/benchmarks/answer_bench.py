@@ -7,12 +7,12 @@ monotonic time just before it calls the client (CLOCK_MONOTONIC is one clock for
 process on the machine, so the two compare). Each sample is a fresh prompt: the program
 turns working and then blocked again after every key.
 
-The gate holds an answer until its prompt is :data:`tray.answering.SETTLE` old (Codex
+The gate holds an answer until its prompt is :data:`tray.core.answer_gate.SETTLE` old (Codex
 takes keys late), so the clock starts only once that settle has passed: the figure is
 the channel's own cost, not the hold.
 
 - Here: :func:`tray.launcher.answer_socket.send_answer` on the session's socket.
-- Over loopback ssh, the app's way: :func:`tray.app.answers.carry_out` for the session
+- Over loopback ssh, the app's way: :func:`tray.app.answer_dispatch.deliver_answer` for the session
   as the host's open link (:class:`tray.remote.link.HostLink`) hands it over, which sends
   the request on that link; to a ``tray run`` whose state directory is the "remote" of
   tests/remote/sshd.py behind a real sshd. A sample that fell back to a one-shot ssh
@@ -44,16 +44,16 @@ from harness import _spawn_on_pty, bench_env  # noqa: E402
 from helpers.waiting import wait_for  # noqa: E402
 from remote.sshd import SSHD, Remote, Sshd, client_environ, host_config  # noqa: E402
 
-from tray.answering import SETTLE  # noqa: E402
-from tray.app.answer_target import AnswerTarget  # noqa: E402
-from tray.app.answers import Where, carry_out  # noqa: E402
+from tray.app.answer_dispatch import AnswerRoutes, deliver_answer  # noqa: E402
+from tray.core.answer_gate import SETTLE  # noqa: E402
+from tray.core.answer_target import AnswerTarget  # noqa: E402
+from tray.core.remote_sessions import namespaced_id  # noqa: E402
+from tray.core.ssh_commands import HostConfig, ssh_argv  # noqa: E402
 from tray.launcher.answer_socket import send_answer, socket_path  # noqa: E402
 from tray.protocol.report import Report, encode_sequence  # noqa: E402
 from tray.remote.actions import answer_remote  # noqa: E402
-from tray.remote.hosts import HostConfig, ssh_argv  # noqa: E402
 from tray.remote.link import HostLink  # noqa: E402
-from tray.remote.sessions import namespaced_id  # noqa: E402
-from tray.store import StateStore  # noqa: E402
+from tray.state.store import StateStore  # noqa: E402
 
 LOCAL_TARGET = 0.05
 REMOTE_TARGET = 0.3
@@ -236,10 +236,12 @@ class _CountingLink:
 def _over_link(
     host: HostConfig, remote: Remote, environ: dict[str, str], samples: int
 ) -> list[float]:
-    """The app's path: carry_out, the session from the link's own state, the open link."""
+    """The app's path: deliver_answer, the session from the link's own state, the open link."""
     link = HostLink(host, lambda _h, _s: None, lambda _h, _s: None, environ=environ)
     counting = _CountingLink(link)
-    where = Where(remote.root / "app-state", {host.name: host}.get, environ, lambda _n: counting)
+    where = AnswerRoutes(
+        remote.root / "app-state", {host.name: host}.get, environ, lambda _n: counting
+    )
 
     def linked_session() -> object:
         state = link.state
@@ -250,7 +252,7 @@ def _over_link(
         app_id = namespaced_id(host.name, session_id)
         state = link.state
         session = next((s for s in state.sessions if s.id == app_id), None) if state else None
-        outcome = carry_out(
+        outcome = deliver_answer(
             session, AnswerTarget(app_id, record_id, since), "approve", where, stale=False
         )
         if counting.fell_back:

@@ -37,7 +37,7 @@ from desktop.services import (  # noqa: E402
 from helpers.sessions import live_session, working  # noqa: E402
 from helpers.waiting import wait_for  # noqa: E402
 
-from tray.store import StateStore  # noqa: E402
+from tray.state.store import StateStore  # noqa: E402
 
 # A program that turns blocked, with a new message each time, and notes when it wrote.
 BLOCKING_CHILD = r"""

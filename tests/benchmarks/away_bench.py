@@ -29,7 +29,7 @@ from desktop.services import stop_process
 from helpers.sessions import live_session, working
 from helpers.waiting import wait_for
 
-from tray.store import StateStore
+from tray.state.store import StateStore
 
 IDLE_SECONDS = 20.0
 PINGS = 20

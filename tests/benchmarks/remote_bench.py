@@ -44,8 +44,8 @@ from remote.sshd import (  # noqa: E402
     make_session,
 )
 
+from tray.core.remote_sessions import RemoteState  # noqa: E402
 from tray.remote.link import HostLink, HostStatus  # noqa: E402
-from tray.remote.sessions import RemoteState  # noqa: E402
 
 TARGET_SECONDS = 0.3
 SAMPLES = 20

@@ -20,9 +20,9 @@ from helpers.processes import dead_process
 from helpers.sessions import make_record, make_session
 
 import tray
+from tray.core.session import Session
 from tray.protocol.records import Record
-from tray.session import Session
-from tray.store import StateStore
+from tray.state.store import StateStore
 
 PROJECT_ROOT = Path(tray.__file__).resolve().parent.parent
 TIMEOUT = 30.0

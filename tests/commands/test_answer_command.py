@@ -17,16 +17,16 @@ from pathlib import Path
 
 import pytest
 
-from tray.answering import DEFAULT_SETTINGS, SETTLE, Decision, Request, decide
 from tray.cli import main
 from tray.commands import answer as answer_command
-from tray.environment import Environment
+from tray.core.answer_gate import DEFAULT_SETTINGS, SETTLE, Decision, Request, decide
+from tray.core.remote_sessions import PREFIX
+from tray.core.session import Session
+from tray.core.ssh_commands import answer_words
 from tray.launcher.answer_socket import AnswerSocket, socket_path
 from tray.protocol.records import Record
-from tray.remote.hosts import answer_words
-from tray.remote.sessions import PREFIX
-from tray.session import Session
-from tray.store import StateStore, process_start_token
+from tray.state.environment import Environment
+from tray.state.store import StateStore, process_start_token
 
 SESSION_ID = "4242-abc123"
 

@@ -34,7 +34,7 @@ from tray.commands.autostart import (
     systemd_unit,
     tray_command,
 )
-from tray.environment import Environment
+from tray.state.environment import Environment
 
 gi.require_version("Gio", "2.0")
 from gi.repository import Gio, GLib  # noqa: E402

@@ -12,7 +12,7 @@ import pytest
 
 import tray
 from tray.cli import main, parse_run_args
-from tray.environment import Environment
+from tray.state.environment import Environment
 
 from .conftest import Tray
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from tray.session import Session
+from tray.core.session import Session
 
 from .conftest import Tray
 

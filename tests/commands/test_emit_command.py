@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tray.cli import main
-from tray.environment import Environment
 from tray.protocol.report import KINDS, MAX_ID, STATES, Report, parse_body
+from tray.state.environment import Environment
 
 from .conftest import Tray
 

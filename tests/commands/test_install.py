@@ -55,7 +55,7 @@ def test_the_installed_package_is_not_the_checkout_and_has_its_icons(
     installed: Path, tmp_path: Path
 ) -> None:
     probe = (
-        "import tray, tray.app.icons as icons\n"
+        "import tray, tray.desktop.icon_images as icons\n"
         "print(tray.__file__)\n"
         "print(icons.icon_image('blocked', 2, 22).size)\n"
     )

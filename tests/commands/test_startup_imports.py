@@ -87,7 +87,7 @@ def _tray_run_imports(tray_home: Tray, environ: dict[str, str]) -> set[str]:
     assert result.returncode == 0, result.stderr
     imported = _imported(result.stderr)
     # The launcher really ran, and the report was read right.
-    assert {"tray.cli", "tray.launcher.run", "tray.launcher.spawn", "tray.store"} <= imported
+    assert {"tray.cli", "tray.launcher.run", "tray.launcher.spawn", "tray.state.store"} <= imported
     return imported
 
 
@@ -132,7 +132,7 @@ def test_platformdirs_is_asked_when_nothing_names_the_state_directory() -> None:
     # path is asked for, so nothing is made in the real runtime directory.
     probe = (
         "import sys\n"
-        "from tray.environment import Environment\n"
+        "from tray.state.environment import Environment\n"
         "Environment(environ={}).state_dir()\n"
         "print('platformdirs' in sys.modules)\n"
     )

@@ -11,8 +11,8 @@ import unicodedata
 from collections.abc import Callable
 from typing import Any
 
+from tray.core.session import Session
 from tray.protocol.records import Record
-from tray.session import Session
 
 from .conftest import Tray
 

@@ -28,8 +28,6 @@ from watchdog.events import (
 )
 from watchdog.observers import Observer
 
-from tray.app.memory import FILE_NAME, save_memory
-from tray.app.overview import AppMemory, Overview, build_overview
 from tray.commands.statusbar import (
     ASCII_SYMBOLS,
     SYMBOLS,
@@ -40,10 +38,12 @@ from tray.commands.statusbar import (
     tooltip_text,
     waybar_line,
 )
-from tray.live import LIVENESS_PERIOD, ChangeWatch, watch
+from tray.core.session import Session
+from tray.core.view.overview import AppMemory, Overview, build_overview
 from tray.protocol.records import Record
-from tray.session import Session
-from tray.store import process_start_token
+from tray.state.marks_file import FILE_NAME, save_memory
+from tray.state.session_feed import LIVENESS_PERIOD, ChangeSignal, emit_on_change
+from tray.state.store import process_start_token
 
 from .conftest import TIMEOUT, Tray
 
@@ -458,10 +458,10 @@ def test_watch_emits_only_changes_until_told_to_stop(tmp_path: Path) -> None:
         calls += 1
         return next(answers)
 
-    watch(
+    emit_on_change(
         line,
         emitted.append,
-        ChangeWatch(tmp_path / "missing", logging.getLogger("test")),
+        ChangeSignal(tmp_path / "missing", logging.getLogger("test")),
         period=0.001,
         stopping=lambda: calls == 6,
     )

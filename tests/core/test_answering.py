@@ -8,8 +8,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from tray import answering
-from tray.answering import (
+from tray.core import answer_gate as answering
+from tray.core.answer_gate import (
     BUILTIN_KEYS,
     DEFAULT_SETTINGS,
     SETTLE,

@@ -1,4 +1,4 @@
-"""The away state machine (tray.away) and the ``[away]`` settings (tray.away_config)."""
+"""The away state machine (tray.core.away) and the ``[away]`` settings (tray.core.away_config)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tray.away import POLL_MAX, POLL_MIN, PRESENT, AwayState, AwayTracker, is_forwarded, menu_line
-from tray.away_config import (
+from tray.core.away import (
+    POLL_MAX,
+    POLL_MIN,
+    PRESENT,
+    AwayState,
+    AwayTracker,
+    is_forwarded,
+    menu_line,
+)
+from tray.core.away_config import (
     AwayConfigError,
     AwaySettings,
     check_forward,

@@ -13,18 +13,12 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from tray.answering import DEFAULT_SETTINGS, AppKeys
-from tray.config import (
-    Config,
-    ConfigError,
-    PolicySettings,
-    SessionsConfig,
-    in_quiet_hours,
-    load_config,
-    parse_config,
-    parse_duration,
-)
-from tray.environment import Environment
+from tray.core.answer_gate import DEFAULT_SETTINGS, AppKeys
+from tray.core.config import Config, ConfigError, PolicySettings, SessionsConfig, parse_config
+from tray.core.durations import parse_duration
+from tray.core.policy.schedule import in_quiet_hours
+from tray.state.config_file import load_config
+from tray.state.environment import Environment
 
 
 def env_for(config_home: Path) -> Environment:
@@ -502,11 +496,11 @@ def test_away_is_only_read_for_a_config_that_has_it() -> None:
     # it never Apprise (whether Apprise knows a URL is the app's question).
     code = (
         "import sys\n"
-        "from tray.config import parse_config\n"
+        "from tray.core.config import parse_config\n"
         "parse_config({})\n"
-        "assert 'tray.away_config' not in sys.modules\n"
+        "assert 'tray.core.away_config' not in sys.modules\n"
         "parse_config({'away': {'forward': ['ntfys://ntfy.sh/t']}})\n"
-        "assert 'tray.away_config' in sys.modules\n"
+        "assert 'tray.core.away_config' in sys.modules\n"
         "assert not any(name.split('.')[0] == 'apprise' for name in sys.modules)\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
@@ -530,8 +524,8 @@ def test_load_config_without_a_file_imports_no_slow_module(tmp_path: Path) -> No
     slow = ("re", "json", "tomllib", "pathlib", "enum", "functools", "collections", "typing")
     code = (
         "import sys\n"
-        "from tray.environment import Environment\n"
-        "from tray.config import load_config\n"
+        "from tray.state.environment import Environment\n"
+        "from tray.state.config_file import load_config\n"
         f"load_config(Environment(environ={{'XDG_CONFIG_HOME': {str(tmp_path)!r}}}))\n"
         f"print(sorted(set(sys.modules) & {set(slow)!r}))\n"
     )

@@ -1,4 +1,4 @@
-"""tray.json_text writes what json.dumps writes with compact separators, to the character."""
+"""tray.base.json_text writes what json.dumps writes with compact separators, to the character."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tray.json_text import dumps
+from tray.base.json_text import dumps
 
 # Every code point, lone surrogates included: programs send whatever they like.
 texts = st.text(st.characters(codec=None, categories=None), max_size=40)
@@ -110,7 +110,7 @@ def test_subclasses_are_written_as_their_base_type() -> None:
 
 
 def test_a_session_file_is_written_as_json_writes_it() -> None:
-    from tray.session import Attention, Session  # noqa: PLC0415 - beside the point above
+    from tray.core.session import Attention, Session  # noqa: PLC0415 - beside the point above
 
     session = Session(
         id="4242-abc",

@@ -1,12 +1,12 @@
-"""The one re-reading loop (``tray.live.watch``) and the one reading of the sessions."""
+"""The one re-reading loop (``tray.state.session_feed.watch``) and the one reading of the sessions."""
 
 from __future__ import annotations
 
 import logging
 from pathlib import Path
 
-from tray.live import ChangeWatch, LiveSessions, watch
-from tray.store import StateStore
+from tray.state.session_feed import ChangeSignal, SessionFeed, emit_on_change
+from tray.state.store import StateStore
 
 LOG = logging.getLogger("tray.test.live")
 
@@ -18,10 +18,10 @@ def test_a_quiet_watch_beats_and_a_changed_line_goes_out_at_once(tmp_path: Path)
     def line() -> str:
         return next(lines)
 
-    watch(
+    emit_on_change(
         line,
         out.append,
-        ChangeWatch(tmp_path / "missing", LOG),
+        ChangeSignal(tmp_path / "missing", LOG),
         period=0.001,
         stopping=lambda: len(out) >= 4,
         beat=lambda: out.append("beat"),
@@ -32,7 +32,7 @@ def test_a_quiet_watch_beats_and_a_changed_line_goes_out_at_once(tmp_path: Path)
 
 
 def test_after_a_wake_the_watch_waits_out_the_interval(tmp_path: Path) -> None:
-    changes = ChangeWatch(tmp_path / "missing", LOG)
+    changes = ChangeSignal(tmp_path / "missing", LOG)
     paused: list[float] = []
     rounds = 0
 
@@ -42,7 +42,7 @@ def test_after_a_wake_the_watch_waits_out_the_interval(tmp_path: Path) -> None:
         changes.changed.set()  # as if a file changed during the read
         return str(rounds)
 
-    watch(
+    emit_on_change(
         line,
         lambda _text: None,
         changes,
@@ -69,9 +69,9 @@ def test_an_unreadable_file_and_an_unreadable_directory_are_named(tmp_path: Path
         state = tmp_path / "state"
         state.mkdir()
         (state / "broken.json").write_text("{")
-        reader = LiveSessions(StateStore(state), 60.0, log)
+        reader = SessionFeed(StateStore(state), 60.0, log)
         assert reader.current(1000.0) == []
-        missing = LiveSessions(StateStore(tmp_path / "file"), 60.0, log)
+        missing = SessionFeed(StateStore(tmp_path / "file"), 60.0, log)
         (tmp_path / "file").write_text("")
         sessions, problems = missing.read(1000.0)
         assert sessions == []

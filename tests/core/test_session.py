@@ -10,9 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tray.protocol.records import Record
-from tray.protocol.report import KINDS, STATES
-from tray.session import (
+from tray.core.session import (
     ATTENTION_CONDITIONS,
     ATTENTION_KEPT,
     ATTENTION_SOURCES,
@@ -23,6 +21,8 @@ from tray.session import (
     SessionFormatError,
     session_state,
 )
+from tray.protocol.records import Record
+from tray.protocol.report import KINDS, STATES
 
 SETTINGS = settings(max_examples=150, deadline=None)
 

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from tray.answering import AnswerSettings
+from tray.core.answer_gate import AnswerSettings
+from tray.core.session import Answered, Session, SessionFormatError, status_document
 from tray.protocol.records import Record
-from tray.session import Answered, Session, SessionFormatError, status_document
 
 BASE = Session(
     id="4242-abc123",

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from tray.core.session import Session
 from tray.protocol.records import Record
-from tray.session import Session
-from tray.session_cache import SessionCache
-from tray.store import Problem, StateStore, process_start_token
+from tray.state.session_cache import SessionCache
+from tray.state.store import Problem, StateStore, process_start_token
 
 NOW = 1_764_470_000.0
 

@@ -18,17 +18,16 @@ from helpers.processes import dead_process
 from helpers.sessions import make_record, make_session
 
 import tray
-from tray.environment import Environment
+from tray.core.session import Session, expired
 from tray.protocol.records import Record
-from tray.session import Session
-from tray.store import (
+from tray.state.environment import Environment
+from tray.state.store import (
     MAX_FILE_BYTES,
     STALE_TEMP_AGE,
     Dismissal,
     Problem,
     StateStore,
     StoreError,
-    expired,
     launcher_alive,
     process_start_token,
 )
@@ -354,10 +353,10 @@ def test_a_file_rewritten_after_reading_is_not_removed(store: StateStore) -> Non
 
 WRITER = """
 import os, sys, time
-from tray.environment import Environment
+from tray.state.environment import Environment
 from tray.protocol.records import Record
-from tray.session import Session
-from tray.store import StateStore, process_start_token
+from tray.core.session import Session
+from tray.state.store import StateStore, process_start_token
 
 store = StateStore(__import__("pathlib").Path(sys.argv[1]))
 session_id, rounds = sys.argv[2], int(sys.argv[3])

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import tray
-from tray.store import StateStore
+from tray.state.store import StateStore
 
 PROJECT_ROOT = Path(tray.__file__).resolve().parent.parent
 # Each costs milliseconds at import; ``collections`` and ``functools`` come with
@@ -48,10 +48,10 @@ def test_the_probe_sees_a_slow_module() -> None:
 @pytest.mark.parametrize(
     "module",
     [
-        "tray.json_text",
-        "tray.session",
-        "tray.store",
-        "tray.launcher.log",
+        "tray.base.json_text",
+        "tray.core.session",
+        "tray.state.store",
+        "tray.state.logs",
         "tray.launcher.answer_socket",
         "tray.launcher.recorder",
     ],
@@ -63,9 +63,9 @@ def test_importing_brings_none_of_the_slow_modules(module: str) -> None:
 LAUNCHER = """
 import os, time
 from tray.launcher.answer_socket import AnswerSocket, socket_path
-from tray.launcher.log import LauncherLog
-from tray.session import Session
-from tray.store import StateStore, process_start_token
+from tray.state.logs import LauncherLog
+from tray.core.session import Session
+from tray.state.store import StateStore, process_start_token
 
 directory = os.path.join(os.environ["PROBE_DIRECTORY"], "state")
 store = StateStore(directory)
@@ -103,8 +103,8 @@ def test_a_prune_that_reads_another_sessions_file_brings_json(tmp_path: Path) ->
 RECORDS = """
 import os, time
 from tray.protocol.records import Record
-from tray.session import Session
-from tray.store import StateStore
+from tray.core.session import Session
+from tray.state.store import StateStore
 
 records = tuple(
     Record(f"r{i:02}", "done", None, None, "agent", "t\\u00e9", "m\\U0001f600\\n", 1.5 + i)

@@ -12,7 +12,7 @@ from helpers.sessions import make_session
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tray.store import Dismissal, Problem, StateStore, _pure_path
+from tray.state.store import Dismissal, Problem, StateStore, _pure_path
 
 NOW = 1_764_470_000.0
 

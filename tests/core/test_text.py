@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import tray.text as text_module
-from tray.text import (
+import tray.base.safe_text as text_module
+from tray.base.safe_text import (
     ELLIPSIS,
     INVISIBLE,
     cells,

@@ -6,7 +6,7 @@ from typing import Final
 
 import pytest
 
-from tray.value import Value
+from tray.base.value import Value
 
 
 class Point(Value):

@@ -12,10 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from tray.core.session import Session
 from tray.protocol.records import Record
-from tray.session import Session
-from tray.store import StateStore, process_start_token
-from tray.watcher import (
+from tray.state.directory_watcher import (
     IN_CLOSE_WRITE,
     IN_IGNORED,
     IN_MOVED_TO,
@@ -25,6 +24,7 @@ from tray.watcher import (
     DirectoryWatcher,
     parse_events,
 )
+from tray.state.store import StateStore, process_start_token
 
 TIMEOUT = 10.0
 # Both ways the app watches: inotify (Linux, where the suite runs: `make test` sets up a

@@ -15,8 +15,8 @@ from Xlib import X
 from Xlib import display as xdisplay
 from Xlib import error as xerror
 
-from tray.app.icons import icon_image
-from tray.app.overview import IconState
+from tray.core.view.overview import IconState
+from tray.desktop.icon_images import icon_image
 
 from .services import base_env
 

@@ -21,8 +21,8 @@ import pytest
 from helpers.waiting import wait_for
 from Xlib import display as xdisplay
 
-from tray.session import Session
-from tray.store import StateStore
+from tray.core.session import Session
+from tray.state.store import StateStore
 
 from .services import (
     START_TIMEOUT,

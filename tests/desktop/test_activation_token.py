@@ -31,10 +31,10 @@ from helpers.sessions import blocked, live_session
 from helpers.waiting import wait_for
 
 from tray.app.main import TrayApp
-from tray.app.notifier import Notifier
-from tray.config import load_config
-from tray.environment import Environment
-from tray.store import StateStore
+from tray.outlets.notifier import Notifier
+from tray.state.config_file import load_config
+from tray.state.environment import Environment
+from tray.state.store import StateStore
 
 from .services import Dunst, start_bus, stop_process
 

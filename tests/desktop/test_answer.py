@@ -22,12 +22,12 @@ from helpers.launcher_end import LauncherEnd
 from helpers.sessions import blocked, live_session
 from helpers.waiting import wait_for
 
-from tray.answering import CHANGED
-from tray.app.answer_target import APPROVE_LABEL, DENY_LABEL, AnswerTarget
-from tray.app.notifier import SNOOZE_ACTION, SNOOZE_LABEL, Notifier
+from tray.core.answer_gate import CHANGED
+from tray.core.answer_target import APPROVE_LABEL, DENY_LABEL, AnswerTarget
+from tray.core.session import Answered, Session
+from tray.outlets.notifier import SNOOZE_ACTION, SNOOZE_LABEL, Notifier
 from tray.protocol.records import Record
-from tray.session import Answered, Session
-from tray.store import StateStore
+from tray.state.store import StateStore
 
 from .apps import TIMEOUT, RunningApp, start_app_process
 from .services import BusMonitor, Dunst, MenuDunst, start_menu_dunst, stop_process

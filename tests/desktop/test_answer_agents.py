@@ -22,9 +22,9 @@ from agents.terminal import PlayedTerminal
 from helpers.sessions import blocked, live_session
 from helpers.waiting import wait_for
 
-from tray.app.answer_target import APPROVE_LABEL, DENY_LABEL
-from tray.session import Session
-from tray.store import StateStore
+from tray.core.answer_target import APPROVE_LABEL, DENY_LABEL
+from tray.core.session import Session
+from tray.state.store import StateStore
 
 from .apps import TIMEOUT, RunningApp, start_app_process
 from .services import BusMonitor, MenuDunst, start_menu_dunst, stop_process

@@ -22,8 +22,8 @@ import pytest
 from helpers.sessions import blocked, live_session, working
 from helpers.waiting import wait_for
 
-from tray.app.refresh import MENU_TEXT_PERIOD
-from tray.store import StateStore
+from tray.core.view.refresh import MENU_TEXT_PERIOD
+from tray.state.store import StateStore
 
 from .apps import TIMEOUT, RunningApp, StartApp, start_app_process
 from .screen import (
@@ -402,13 +402,13 @@ def test_an_xembed_tray_alone_gets_the_gtk_backend_and_a_left_click_opens_the_me
 # for every hand-over of the icon, the tooltip or the menu to the tray backend.
 APP_WITH_HANDOVER_LOG = """
 import logging, sys
-log = logging.getLogger("tray.app.icon_host")
+log = logging.getLogger("tray.desktop.icon_host")
 log.setLevel(logging.DEBUG)
 handler = logging.StreamHandler(sys.stderr)
 handler.setFormatter(logging.Formatter("%(created).6f %(message)s"))
 log.addHandler(handler)
 from tray.cli import main
-from tray.environment import Environment
+from tray.state.environment import Environment
 sys.exit(main(["app"], Environment()))
 """
 

@@ -34,10 +34,10 @@ from helpers.sessions import blocked, live_session
 from helpers.waiting import wait_for
 from ptyprocess import PtyProcess
 
+from tray.base.safe_text import clean_text
 from tray.protocol.records import Record
 from tray.protocol.report import Report, encode_sequence
-from tray.store import StateStore
-from tray.text import clean_text
+from tray.state.store import StateStore
 
 from .apps import TIMEOUT, RunningApp, start_app_process
 from .services import TOOL_TIMEOUT, BusMonitor, Dunst, base_env, stop_process

@@ -24,9 +24,9 @@ from helpers.sessions import blocked, live_session
 from helpers.waiting import wait_for
 from ptyprocess import PtyProcess
 
-from tray.app.overview import IconState
-from tray.session import Session
-from tray.store import StateStore
+from tray.core.session import Session
+from tray.core.view.overview import IconState
+from tray.state.store import StateStore
 
 from .apps import REPO, TIMEOUT, RunningApp, StartApp, start_app_process
 from .screen import TRAYER, colour_count, grab, icon_box, main_colour

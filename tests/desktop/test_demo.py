@@ -21,7 +21,7 @@ import pytest
 from helpers.waiting import wait_for
 from PIL import ImageGrab
 
-from tray.store import StateStore
+from tray.state.store import StateStore
 
 from .services import BusMonitor, Dunst, base_env
 from .test_doctor import run_on_pty, tray_env

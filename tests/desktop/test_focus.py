@@ -14,7 +14,7 @@ from helpers.waiting import wait_for
 from Xlib import X
 from Xlib import display as xdisplay
 
-from tray.app.focus import FocusResult, focus_session
+from tray.desktop.focus import FocusResult, focus_session
 
 from .services import base_env
 

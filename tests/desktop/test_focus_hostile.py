@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from tray.desktop.focus import TERMINAL_VARIABLES, focus_session
-from tray.store import process_start_token
+from tray.state.store import process_start_token
 
 from .test_focus_ways import TOOLS, Fakes
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from helpers.waiting import wait_for
 
-from tray.app.focus import focus_plan, focus_session
+from tray.desktop.focus import focus_plan, focus_session
 from tray.desktop.focus.gnome_terminal import ENABLE_COMMAND
 
 from .terminals import (

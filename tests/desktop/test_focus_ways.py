@@ -16,7 +16,7 @@ from tray.desktop.focus import FocusCheck, check_focus, focus_plan, focus_sessio
 from tray.desktop.focus.gnome_terminal import ENABLE_COMMAND
 from tray.desktop.focus.kitty import HOW_TO_ENABLE
 from tray.desktop.focus.kwin import script
-from tray.store import process_start_token
+from tray.state.store import process_start_token
 
 _FAKE = """#!/bin/sh
 {{ printf '%s\\037' "${{0##*/}}" "$@"; printf '\\036'; }} >> "{calls}"

@@ -14,10 +14,10 @@ import pytest
 from helpers.receiver import Receiver, running_receiver
 from helpers.waiting import wait_for
 
-from tray.app.forward import AwayForwarding, Forwarder
-from tray.away import AwayState
-from tray.away_config import parse_away
-from tray.desktop.idle import IdleWatch
+from tray.core.away import AwayState
+from tray.core.away_config import parse_away
+from tray.desktop.idle import PresenceMonitor
+from tray.outlets.forward import AwayForwarding, Forwarder
 
 from .services import TOOL_TIMEOUT, base_env
 
@@ -56,7 +56,7 @@ def test_pings_follow_the_user_only_while_away(
         DBUS_SYSTEM_BUS_ADDRESS="unix:path=/nonexistent/system_bus_socket",
     )
     _move_mouse(xvfb_display)
-    watch = IdleWatch(settings.after, changed, env)
+    watch = PresenceMonitor(settings.after, changed, env)
     watch.start()
     try:
         assert watch.wait_ready()

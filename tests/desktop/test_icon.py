@@ -27,10 +27,10 @@ from helpers.waiting import wait_for
 from PIL import Image, ImageGrab
 from Xlib import display as xdisplay
 
-from tray.app.answer_target import AnswerTarget
-from tray.app.icon_host import IconHost
-from tray.app.menu import build_menu
-from tray.app.overview import IconState, Overview, Row
+from tray.core.answer_target import AnswerTarget
+from tray.core.view.overview import IconState, Overview, Row
+from tray.desktop.icon_host import IconHost
+from tray.desktop.tray_menu import build_menu
 
 from .driver import DriverProgram
 from .screen import (
@@ -387,7 +387,7 @@ def run_python(code: str, env: Mapping[str, str], *args: str) -> subprocess.Comp
 
 
 PROBE = """
-from tray.app.icon_host import IconHost, NoDisplayError
+from tray.desktop.icon_host import IconHost, NoDisplayError
 try:
     IconHost("probe")
 except NoDisplayError as error:
@@ -410,7 +410,7 @@ def test_no_display_is_one_clear_error(backend: str | None, display: str | None)
 
 LOAD = """
 import os, sys
-from tray.app.icon_host import load_pystray
+from tray.desktop.icon_host import load_pystray
 module = load_pystray(sys.argv[1] or None)
 print(module.Icon.__module__, os.environ.get("PYSTRAY_BACKEND"))
 """

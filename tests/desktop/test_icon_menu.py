@@ -1,5 +1,5 @@
 """The GTK menu of the gtk and appindicator backends, changed in place when only its
-words change (tray.app.gtk_menu), on a real X server with a real tray host.
+words change (tray.desktop.gtk_menu), on a real X server with a real tray host.
 
 Like test_icon.py, each test runs this file as a driver program (``python -m
 tests.desktop.test_icon_menu``) that owns the main thread for pystray. Its commands on
@@ -23,9 +23,9 @@ from typing import Any
 import pytest
 from helpers.waiting import wait_for
 
-from tray.app.icon_host import IconHost
-from tray.app.menu import build_menu
-from tray.app.overview import Overview, Row
+from tray.core.view.overview import Overview, Row
+from tray.desktop.icon_host import IconHost
+from tray.desktop.tray_menu import build_menu
 
 from .driver import DriverProgram
 from .screen import SNI_HOST, TRAYER, icon_box, menu_boxes, open_menu, xdotool

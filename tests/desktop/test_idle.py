@@ -26,8 +26,8 @@ from dbus_fast import Message, MessageType, Variant
 from dbus_fast.aio import MessageBus
 from helpers.waiting import wait_for
 
-from tray.away import AwayState
-from tray.desktop.idle import IdleWatch, probe
+from tray.core.away import AwayState
+from tray.desktop.idle import PresenceMonitor, probe
 
 from .services import TOOL_TIMEOUT, base_env, start_bus, stop_process
 
@@ -89,7 +89,7 @@ class FakeService:
 
 
 class Changes:
-    """What an IdleWatch reported, in order, from its thread."""
+    """What an PresenceMonitor reported, in order, from its thread."""
 
     def __init__(self) -> None:
         self.states: list[AwayState] = []
@@ -130,8 +130,8 @@ def buses(tmp_path: Path) -> Iterator[tuple[str, str]]:
 
 
 @contextlib.contextmanager
-def _watch(after: float, env: dict[str, str], changes: Changes) -> Iterator[IdleWatch]:
-    watch = IdleWatch(after, changes, env)
+def _watch(after: float, env: dict[str, str], changes: Changes) -> Iterator[PresenceMonitor]:
+    watch = PresenceMonitor(after, changes, env)
     watch.start()
     try:
         yield watch

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from helpers.waiting import wait_for
 
-from tray.app.notifier import SNOOZE_ACTION, SNOOZE_LABEL, Notifier
+from tray.outlets.notifier import SNOOZE_ACTION, SNOOZE_LABEL, Notifier
 
 from .services import (
     NOTIFICATIONS,

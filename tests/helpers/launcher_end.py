@@ -8,7 +8,7 @@ import threading
 import time
 from pathlib import Path
 
-from tray.answering import DEFAULT_SETTINGS, Decision, Request, decide
+from tray.core.answer_gate import DEFAULT_SETTINGS, Decision, Request, decide
 from tray.launcher.answer_socket import AnswerSocket, socket_path
 from tray.protocol.records import Record
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from tray.core.session import Session
 from tray.protocol.records import Record
-from tray.session import Session
-from tray.store import process_start_token
+from tray.state.store import process_start_token
 
 
 def live_session(session_id: str, records: tuple[Record, ...], now: float) -> Session:

@@ -30,8 +30,8 @@ from helpers.waiting import wait_for
 from ptyprocess import PtyProcess
 
 import tray
-from tray.session import Session
-from tray.store import StateStore
+from tray.core.session import Session
+from tray.state.store import StateStore
 
 PROJECT_ROOT = Path(tray.__file__).resolve().parent.parent
 TIMEOUT = 20.0
@@ -42,7 +42,7 @@ T = TypeVar("T")
 # document) into argv[1] at the end.
 WRITE_LOG_DRIVER = (
     "import json, sys\n"
-    "from tray.environment import Environment\n"
+    "from tray.state.environment import Environment\n"
     "from tray.launcher.run import Launcher\n"
     "log = []\n"
     "def on_write(session, at):\n"

@@ -25,10 +25,10 @@ from conftest import PROJECT_ROOT, TIMEOUT, Job, launcher_argv, run_piped, sessi
 from helpers.processes import ask_as_nobody
 from helpers.waiting import wait_for
 
+from tray.core.session import Session
 from tray.protocol.records import Record
 from tray.protocol.report import Report, encode_sequence
-from tray.session import Session
-from tray.store import StateStore
+from tray.state.store import StateStore
 
 TRAY = PROJECT_ROOT / ".venv" / "bin" / "tray"
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from helpers.processes import ask_as_nobody
 
-from tray.answering import DEFAULT_SETTINGS, SETTLE, Decision, Request, decide
+from tray.core.answer_gate import DEFAULT_SETTINGS, SETTLE, Decision, Request, decide
 from tray.launcher.answer_socket import (
     HOLD_LIMIT,
     MAX_REQUEST,

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import Job, Terminal, launcher_argv, only_session
 
-from tray.session import Session
+from tray.core.session import Session
 
 CAPTURES = Path(__file__).resolve().parents[1] / "data" / "captures"
 QUERY = b"\x1b]7501;?\x07"

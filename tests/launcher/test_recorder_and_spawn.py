@@ -12,16 +12,16 @@ from pathlib import Path
 import pytest
 from helpers.sessions import make_session
 
-from tray.launcher.log import LauncherLog
+from tray.core.session import Session
 from tray.launcher.proxy import PtyProxy
 from tray.launcher.recorder import WRITE_INTERVAL, SessionRecorder
 from tray.launcher.spawn import CannotStartError, child_dispositions, exit_code, spawn
 from tray.launcher.terminal import SignalPipe, UserTerminal
-from tray.launcher.watch import TerminalWatch
+from tray.launcher.terminal_signals import TerminalSignals
 from tray.protocol.report import Report, encode_sequence
 from tray.protocol.scanner import Event, Scanner
-from tray.session import Session
-from tray.store import StateStore
+from tray.state.logs import LauncherLog
+from tray.state.store import StateStore
 
 
 class Clock:
@@ -40,7 +40,7 @@ def _recorder(tmp_path: Path, clock: Clock) -> tuple[SessionRecorder, StateStore
         make_session("s1", clock.now),
         clock,
         LauncherLog(None, "s1", clock),
-        TerminalWatch("host", 30.0),
+        TerminalSignals("host", 30.0),
         store=store,
         on_write=lambda session, _at: written.append(session),
     )

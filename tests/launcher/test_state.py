@@ -23,8 +23,8 @@ from conftest import (
 )
 from helpers.waiting import wait_for
 
+from tray.core.session import Session
 from tray.launcher.run import INPUT_WRITE_INTERVAL, WRITE_INTERVAL
-from tray.session import Session
 
 MSG = "approve Bash: touch notes.txt"
 

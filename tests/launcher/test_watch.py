@@ -7,9 +7,9 @@ import base64
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tray.launcher.watch import BELL_QUIET, TerminalWatch
+from tray.core.session import ATTENTION_KEPT
+from tray.launcher.terminal_signals import BELL_QUIET, TerminalSignals
 from tray.protocol.scanner import Scanner
-from tray.session import ATTENTION_KEPT
 
 FOCUS_ON = b"\x1b[?1004h"
 FOCUS_OFF = b"\x1b[?1004l"
@@ -17,13 +17,13 @@ DA1_REPLY = b"\x1b[?62;22c"
 OSC11_REPLY = b"\x1b]11;rgb:0000/0000/0000\x1b\\"
 
 
-def watch_of(output: bytes = b"", now: float = 0.0, done_after: float = 30.0) -> TerminalWatch:
-    watch = TerminalWatch("thishost", done_after)
+def watch_of(output: bytes = b"", now: float = 0.0, done_after: float = 30.0) -> TerminalSignals:
+    watch = TerminalSignals("thishost", done_after)
     feed(watch, output, now)
     return watch
 
 
-def feed(watch: TerminalWatch, output: bytes, now: float) -> None:
+def feed(watch: TerminalSignals, output: bytes, now: float) -> None:
     watch.output(Scanner().feed(output).events, now)
 
 

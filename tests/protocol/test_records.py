@@ -10,7 +10,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from tray.protocol.records import CAPACITY, LASTING, Record, RecordTable, most_urgent
+from tray.protocol.records import CAPACITY, FINISHED_STATES, Record, RecordTable, most_urgent
 from tray.protocol.report import KINDS, STATES, URGENCY, Report
 
 
@@ -104,7 +104,7 @@ def test_clear_never_creates_a_record() -> None:
 def test_end_of_run_keeps_only_done_and_error() -> None:
     table = table_of(*(Report(state, state) for state in STATES))
     assert table.end_of_run() is True
-    assert ids(table) == sorted(LASTING)
+    assert ids(table) == sorted(FINISHED_STATES)
     assert table.end_of_run() is False
     assert ids(table) == ["done", "error"]
 

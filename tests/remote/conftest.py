@@ -12,9 +12,8 @@ from typing import TypeVar
 import pytest
 from helpers.waiting import wait_for
 
-from tray.remote.hosts import HostConfig
-from tray.remote.link import HostStatus
-from tray.remote.sessions import RemoteState
+from tray.core.remote_sessions import HostStatus, RemoteState
+from tray.core.ssh_commands import HostConfig
 
 from .sshd import SSHD, Remote, Sshd, host_config
 

@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import tray
+from tray.core.session import Session
+from tray.core.ssh_commands import HostConfig
 from tray.protocol.records import Record
-from tray.remote.hosts import HostConfig
-from tray.session import Session
-from tray.store import StateStore, process_start_token
+from tray.state.store import StateStore, process_start_token
 
 SSHD = "/usr/sbin/sshd"
 PROJECT_ROOT = Path(tray.__file__).resolve().parent.parent

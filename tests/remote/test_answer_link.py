@@ -21,9 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from tray.answering import SETTLE
-from tray.app.answers import AnswerDesk, Where
+from tray.app.answer_dispatch import AnswerDispatcher, AnswerRoutes
 from tray.app.messages import Answer
+from tray.core.answer_gate import SETTLE
+from tray.core.ssh_commands import HostConfig
 from tray.remote.frames import (
     ANSWERED,
     ANSWERS_VERSION,
@@ -38,10 +39,9 @@ from tray.remote.frames import (
     parse_answer_reply,
     parse_answer_request,
 )
-from tray.remote.hosts import HostConfig
 from tray.remote.link import HostLink, LinkTimings
 from tray.remote.stream import BUSY, MAX_WAITING, Answerer
-from tray.store import StateStore
+from tray.state.store import StateStore
 
 from .conftest import Recorder, wait_until
 from .sshd import Remote, Sshd, client_environ, host_config, make_session
@@ -326,14 +326,14 @@ def test_garbage_on_the_links_stdin_is_ignored_and_the_link_goes_on(
         assert runs(tmp_path) == ["status"]
 
 
-def app_desk(tmp_path: Path, host: HostConfig, link: HostLink | None) -> AnswerDesk:
-    where = Where(
+def app_desk(tmp_path: Path, host: HostConfig, link: HostLink | None) -> AnswerDispatcher:
+    where = AnswerRoutes(
         tmp_path / "local-state",
         {host.name: host}.get,
         client_environ(),
         host_link=lambda name: link if name == host.name else None,
     )
-    return AnswerDesk(where, FakeNotifier(), FakePolicy(), LOG)
+    return AnswerDispatcher(where, FakeNotifier(), FakePolicy(), LOG)
 
 
 def test_the_app_answers_over_the_link(

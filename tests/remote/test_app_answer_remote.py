@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from tray.answering import SETTLE
-from tray.app.answer_target import AnswerTarget
-from tray.app.answers import AnswerDesk, Where
+from tray.app.answer_dispatch import AnswerDispatcher, AnswerRoutes
 from tray.app.messages import Answer
-from tray.remote.hosts import HostConfig
-from tray.session import Session
-from tray.store import process_start_token
+from tray.core.answer_gate import SETTLE
+from tray.core.answer_target import AnswerTarget
+from tray.core.session import Session
+from tray.core.ssh_commands import HostConfig
+from tray.state.store import process_start_token
 
 from .sshd import Remote, client_environ
 from .test_answer_remote import SESSION_ID, PlayedLauncher, blocked
@@ -88,11 +88,11 @@ def as_the_app_has_it(since: float) -> Session:
     )
 
 
-def desk(tmp_path: Path, host: HostConfig) -> tuple[AnswerDesk, FakeNotifier, FakePolicy]:
+def desk(tmp_path: Path, host: HostConfig) -> tuple[AnswerDispatcher, FakeNotifier, FakePolicy]:
     notifier, policy = FakeNotifier(), FakePolicy()
     hosts = {host.name: host}
-    where = Where(tmp_path / "local-state", hosts.get, client_environ())
-    return AnswerDesk(where, notifier, policy, LOG), notifier, policy
+    where = AnswerRoutes(tmp_path / "local-state", hosts.get, client_environ())
+    return AnswerDispatcher(where, notifier, policy, LOG), notifier, policy
 
 
 def test_the_app_answers_a_remote_prompt_over_ssh(

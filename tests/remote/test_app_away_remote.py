@@ -15,7 +15,7 @@ from desktop.services import BusMonitor
 from helpers.receiver import Receiver, running_receiver
 from helpers.waiting import wait_for
 
-from tray.remote.hosts import HostConfig
+from tray.core.ssh_commands import HostConfig
 
 from .sshd import Remote, hosts_toml, make_session
 

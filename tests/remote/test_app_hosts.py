@@ -34,8 +34,8 @@ from desktop.screen import (
 from desktop.services import BusMonitor, Dunst
 from helpers.waiting import wait_for
 
-from tray.app.overview import IconState
-from tray.remote.hosts import HostConfig
+from tray.core.ssh_commands import HostConfig
+from tray.core.view.overview import IconState
 
 from .sshd import Remote, Sshd, hosts_toml, make_session, run_tmux
 

@@ -1,7 +1,7 @@
 """How the app shows and pings other machines' sessions: pure, with a fake clock.
 
-Pings go through the app's own refresh (tray.app.refresh.Refresh), the one the worker
-runs: remote_view, build_overview, OldNews and the NotificationPolicy. The real
+Pings go through the app's own refresh (tray.core.view.refresh.Refresh), the one the worker
+runs: remote_view, build_overview, HostBacklog and the NotificationPolicy. The real
 `tray app` against a real sshd is in test_app_hosts.py.
 """
 
@@ -14,20 +14,19 @@ from typing import Any
 
 import pytest
 
-from tray.app.memory import forget_missing
-from tray.app.menu import build_menu, host_line, row_header, stale_line
-from tray.app.overview import AppMemory, HostLine, build_overview
-from tray.app.policy import NotificationPolicy
-from tray.app.refresh import HostNews, Refresh
-from tray.app.remote import kept_ids, remote_view
-from tray.app.wording import Ping
-from tray.config import PolicySettings
-from tray.remote.failures import Failure
-from tray.remote.hosts import HostConfig
-from tray.remote.link import HostStatus
-from tray.remote.sessions import RemoteState, parse_document
+from tray.core.config import PolicySettings
+from tray.core.policy.notification_policy import NotificationPolicy
+from tray.core.policy.wording import Ping
+from tray.core.remote_sessions import HostStatus, RemoteState, parse_document
+from tray.core.session import Attention, Session
+from tray.core.ssh_commands import HostConfig
+from tray.core.ssh_failures import Failure
+from tray.core.view.host_view import kept_ids, remote_view
+from tray.core.view.marks import forget_missing
+from tray.core.view.overview import AppMemory, HostLine, build_overview
+from tray.core.view.refresh import HostUpdates, Refresh
+from tray.desktop.tray_menu import build_menu, host_line, row_header, stale_line
 from tray.remote.stream import stream_document
-from tray.session import Attention, Session
 
 from .sshd import make_session
 
@@ -193,7 +192,7 @@ def test_stale_ended_sessions_do_not_enable_clear_all_finished(pystray_module: A
 
 
 class Worker:
-    """The app's own refresh (tray.app.refresh.Refresh, as the worker runs it) for
+    """The app's own refresh (tray.core.view.refresh.Refresh, as the worker runs it) for
     remote sessions, fed what the links would hand over; minus files and the screen."""
 
     def __init__(self, **settings: Any) -> None:
@@ -219,7 +218,7 @@ class Worker:
 
     def refresh(self, at: float) -> list[Ping]:
         self.now = at
-        news = HostNews(dict(self.states), dict(self.statuses), self.first)
+        news = HostUpdates(dict(self.states), dict(self.statuses), self.first)
         self.first = []
         shown = self.refresher.run([], news, self.memory, at)
         self.memory = shown.memory

@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from tray.remote.hosts import HostConfig
+from tray.core.ssh_commands import HostConfig
 
 from .sshd import Remote, Sshd, client_environ, host_config, hosts_toml
 

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tray.remote.failures import Failure, classify, short_line
-from tray.remote.hosts import HostConfig
-from tray.text import cells, clean_text
+from tray.base.safe_text import cells, clean_text
+from tray.core.ssh_commands import HostConfig
+from tray.core.ssh_failures import Failure, classify, short_line
 
 HOST = HostConfig("devbox", "me@devbox", ("-p", "2222"), "tray")
 CHANGED_KEY = """\

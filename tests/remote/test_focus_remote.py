@@ -18,12 +18,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tray.app.focus import focus_session
-from tray.app.overview import AppMemory, build_row
-from tray.labels import REMOTE_PANE_KEY, REMOTE_SOCKET_KEY
+from tray.core.labels import REMOTE_PANE_KEY, REMOTE_SOCKET_KEY
+from tray.core.remote_sessions import parse_document, remote_tmux
+from tray.core.ssh_commands import HostConfig, focus_argv
+from tray.core.view.overview import AppMemory, build_row
+from tray.desktop.focus import focus_session
 from tray.remote.actions import fetch_state, focus_remote
-from tray.remote.hosts import HostConfig, focus_argv
-from tray.remote.sessions import parse_document, remote_tmux
 from tray.remote.stream import stream_document, tmux_facts
 
 from .conftest import wait_until

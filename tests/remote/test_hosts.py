@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tray.remote.hosts import (
+from tray.core.ssh_commands import (
     REMOTE_ID_PATTERN,
     HostConfig,
     HostConfigError,

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
+from tray.core.remote_sessions import HostStatus, RemoteState, mark_stale
+from tray.core.ssh_commands import HostConfig, parse_hosts
+from tray.core.ssh_failures import Failure
 from tray.remote.actions import RemoteError, diagnose_host, dismiss_remote, fetch_state
-from tray.remote.failures import Failure
-from tray.remote.hosts import HostConfig, parse_hosts
-from tray.remote.link import HostLink, HostLinks, HostStatus, LinkTimings
-from tray.remote.sessions import RemoteState, mark_stale
+from tray.remote.link import HostLink, HostLinks, LinkTimings
 from tray.remote.stream import stream_document
 
 from .conftest import Recorder, blocked_ids, wait_until

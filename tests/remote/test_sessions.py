@@ -12,11 +12,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tray.app.policy import observe_session, ping_for
-from tray.labels import session_label
-from tray.protocol.records import CAPACITY
-from tray.protocol.report import MAX_APP, MAX_ID, MAX_MSG_DECODED, MAX_TITLE_DECODED
-from tray.remote.sessions import (
+from tray.core.labels import session_label
+from tray.core.policy.notification_policy import observe_session, ping_for
+from tray.core.remote_sessions import (
     MAX_SESSIONS,
     RemoteDocumentError,
     RemoteState,
@@ -27,9 +25,11 @@ from tray.remote.sessions import (
     parse_document,
     split_remote_id,
 )
+from tray.core.session import Session, status_document
+from tray.protocol.records import CAPACITY
+from tray.protocol.report import MAX_APP, MAX_ID, MAX_MSG_DECODED, MAX_TITLE_DECODED
 from tray.remote.stream import stream_document
-from tray.session import Session, status_document
-from tray.store import StateStore
+from tray.state.store import StateStore
 
 from .sshd import make_session
 

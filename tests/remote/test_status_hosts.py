@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tray.remote.hosts import HostConfig
-from tray.store import StateStore
+from tray.core.ssh_commands import HostConfig
+from tray.state.store import StateStore
 
 from .sshd import Remote, Sshd, client_environ, host_config, hosts_toml, make_session
 

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from tray.environment import Environment
 from tray.remote.frames import BEAT, STATE, Frame, LineSplitter, parse_frame
 from tray.remote.stream import run_stream
-from tray.store import StateStore
+from tray.state.environment import Environment
+from tray.state.store import StateStore
 
 from .conftest import TIMEOUT
 from .sshd import make_session

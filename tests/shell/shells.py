@@ -23,8 +23,8 @@ from typing import Any, TypeVar
 import pytest
 from ptyprocess import PtyProcess
 
-from tray.session import Session
-from tray.store import StateStore
+from tray.core.session import Session
+from tray.state.store import StateStore
 
 TIMEOUT = 20.0
 SHELLS = ("bash", "zsh", "fish")

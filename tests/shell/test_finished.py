@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from tray.environment import Environment
-from tray.session import Attention
+from tray.core.session import Attention
 from tray.shell.finished import MAX_CMDLINE, command_name, run_finished, split_cmdline
-from tray.store import StateStore
+from tray.state.environment import Environment
+from tray.state.store import StateStore
 
 NOW = 1_800_000_000.0
 

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from helpers.waiting import wait_for
 
-from tray.config import ShellConfig
-from tray.environment import Environment
+from tray.core.config import ShellConfig
 from tray.shell.init import SHELLS, fish_quote, init_code, run_init, tray_program
+from tray.state.environment import Environment
 
 from .shells import Home, Shell, require
 

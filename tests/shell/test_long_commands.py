@@ -12,7 +12,7 @@ import time
 import pytest
 from helpers.waiting import wait_for
 
-from tray.session import Session
+from tray.core.session import Session
 
 from .shells import Home, Shell, require
 from .test_wrap import export, tty_of

@@ -19,13 +19,13 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 
-from tray.app.forward import AwayForwarding, Forwarder
-from tray.app.wording import Ping
-from tray.away import AwayState, menu_line
-from tray.away_config import AwaySettings
-from tray.desktop.idle import IdleWatch
-from tray.remote.sessions import clock_time, split_remote_id
-from tray.text import clean_text
+from tray.base.safe_text import clean_text
+from tray.core.away import AwayState, menu_line
+from tray.core.away_config import AwaySettings
+from tray.core.policy.wording import Ping
+from tray.core.remote_sessions import clock_time, split_remote_id
+from tray.desktop.idle import PresenceMonitor
+from tray.outlets.forward import AwayForwarding, Forwarder
 
 # The most urgent first: a summary about a prompt and a failure forwards as the prompt.
 URGENCY_ORDER = ("blocked", "error", "done")
@@ -91,7 +91,7 @@ class AwayRouting(NoRouting):
         self._settings = settings
         self._log = log
         self._forwarding = AwayForwarding(settings, Forwarder(settings.forward, log))
-        self._watch = IdleWatch(settings.after, post, environ, clock=clock, log=log)
+        self._watch = PresenceMonitor(settings.after, post, environ, clock=clock, log=log)
         self._host = clean_text(hostname if hostname is not None else socket.gethostname())
         self._away = AwayState(False)
         self._stopped = threading.Event()

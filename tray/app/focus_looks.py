@@ -13,11 +13,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 
-from tray.app.focus import FocusResult, focus_plan
-from tray.app.menu import FocusLook
-from tray.remote.sessions import split_remote_id
-from tray.session import Session
-from tray.text import clean_text, cut
+from tray.base.safe_text import clean_text, cut
+from tray.core.remote_sessions import split_remote_id
+from tray.core.session import Session
+from tray.desktop.focus import FocusResult, focus_plan
+from tray.desktop.tray_menu import FocusLook
 
 FOCUS = "Focus"
 # A menu item wider than this pushes the whole menu across the screen.

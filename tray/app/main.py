@@ -3,7 +3,7 @@
 Threads: pystray owns the main thread (macOS requires it). One worker thread refreshes:
 it reads the session files the watcher says changed, or looks at the whole directory on a
 slow timer for liveness, and pushes the result to the icon, the menu and the notification
-policy (one pass: :class:`tray.app.refresh.Refresh`). A refresh gate folds a storm of
+policy (one pass: :class:`tray.core.view.refresh.Refresh`). A refresh gate folds a storm of
 changes into a few refreshes a second. The worker alone touches the policy, the overview
 and the app's memory: menu items and notification buttons post messages to it
 (:mod:`tray.app.messages`), handled in :meth:`TrayApp.handle`.
@@ -25,21 +25,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import assert_never
 
-from tray.app.answer_target import AnswerTarget
-from tray.app.answers import AnswerDesk, Where
+from tray.app.answer_dispatch import AnswerDispatcher, AnswerRoutes
 from tray.app.away_routing import build_routing
-from tray.app.clipboard import copy_text
-from tray.app.focus import focus_session
 from tray.app.focus_looks import FocusLooks
-from tray.app.icon_host import IconHost
-from tray.app.memory import (
-    FILE_NAME,
-    load_memory,
-    save_memory,
-    snooze,
-    unsnooze,
-)
-from tray.app.menu import MenuExtras, build_menu
 from tray.app.messages import (
     Answer,
     Away,
@@ -54,12 +42,18 @@ from tray.app.messages import (
     Snooze,
     Unsnooze,
 )
-from tray.app.notifier import Notifier
-from tray.app.overview import AppMemory, Overview
-from tray.app.policy import NotificationPolicy
-from tray.app.refresh import (
+from tray.core.answer_target import AnswerTarget
+from tray.core.config import Config
+from tray.core.policy.notification_policy import NotificationPolicy
+from tray.core.policy.wording import Ping
+from tray.core.remote_sessions import HostStatus, RemoteState, remote_tmux, split_remote_id
+from tray.core.session import Session
+from tray.core.ssh_commands import HostConfig
+from tray.core.view.marks import snooze, unsnooze
+from tray.core.view.overview import AppMemory, Overview
+from tray.core.view.refresh import (
     REFRESH_INTERVAL,
-    HostNews,
+    HostUpdates,
     MenuPacer,
     Refresh,
     RefreshGate,
@@ -67,20 +61,21 @@ from tray.app.refresh import (
     menu_text,
     shown_key,
 )
-from tray.app.wording import Ping
-from tray.config import Config
+from tray.desktop.clipboard import copy_text
+from tray.desktop.focus import focus_session
+from tray.desktop.icon_host import IconHost
 from tray.desktop.tray_host import TrayHostLook
-from tray.environment import Environment
-from tray.live import LIVENESS_PERIOD
-from tray.logs import OnceLog
+from tray.desktop.tray_menu import MenuExtras, build_menu
+from tray.outlets.notifier import Notifier
 from tray.remote.actions import dismiss_remote, focus_remote
-from tray.remote.hosts import HostConfig
-from tray.remote.link import HostLink, HostLinks, HostStatus
-from tray.remote.sessions import RemoteState, remote_tmux, split_remote_id
-from tray.session import Session
-from tray.session_cache import SessionCache
-from tray.store import StateStore
-from tray.watcher import DirectoryWatcher
+from tray.remote.link import HostLink, HostLinks
+from tray.state.directory_watcher import DirectoryWatcher
+from tray.state.environment import Environment
+from tray.state.logs import OnceLog
+from tray.state.marks_file import FILE_NAME, load_memory, save_memory
+from tray.state.session_cache import SessionCache
+from tray.state.session_feed import LIVENESS_PERIOD
+from tray.state.store import StateStore
 
 PAUSE_SECONDS = 3600.0
 # While there is no tray host, how often to look for one.
@@ -141,8 +136,8 @@ class TrayApp:
         self._notifier = notifier_factory(self.focus, self._snooze)
         self._notifier.on_answer = self.answer  # Approve and Deny on a prompt's notification
         # A host's answers go over its open link first.
-        where = Where(env.state_dir(), self._host_config, env.environ, self._host_link)
-        self._answers = AnswerDesk(where, self._notifier, self._policy, log)
+        where = AnswerRoutes(env.state_dir(), self._host_config, env.environ, self._host_link)
+        self._answers = AnswerDispatcher(where, self._notifier, self._policy, log)
         # The worker's too: what each Focus item says, and [away] (idle without forward).
         self._focus_looks = FocusLooks(env.environ, log)
         self._routing = build_routing(
@@ -280,7 +275,9 @@ class TrayApp:
             )
         self._warnings.cleared({str(problem.path) for problem in problems})
         with self._lock:
-            news = HostNews(dict(self._host_states), dict(self._host_statuses), self._first_states)
+            news = HostUpdates(
+                dict(self._host_states), dict(self._host_statuses), self._first_states
+            )
             self._first_states = []
         shown = self._refresh.run(sessions, news, self._memory, now)
         self._memory = shown.memory

@@ -15,7 +15,7 @@ import threading
 from collections import deque
 from dataclasses import dataclass
 
-from tray.away import AwayState
+from tray.core.away import AwayState
 
 
 @dataclass(frozen=True, slots=True)

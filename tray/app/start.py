@@ -14,15 +14,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from tray.app.app_log import open_app_log
-from tray.app.icon_host import IconHost, NoDisplayError
-from tray.app.instance import hold_app_lock
 from tray.app.main import TrayApp
-from tray.app.notifier import Notifier
-from tray.config import Config, load_config
+from tray.core.config import Config
+from tray.desktop.icon_host import IconHost, NoDisplayError
 from tray.desktop.tray_host import backend_for_tray
-from tray.environment import Environment
-from tray.store import StateStore
+from tray.outlets.notifier import Notifier
+from tray.state.app_lock import hold_app_lock
+from tray.state.config_file import load_config
+from tray.state.environment import Environment
+from tray.state.logs import open_app_log
+from tray.state.store import StateStore
 
 # Beside the sessions (the state directory is the user's alone): the icon's pictures.
 ICON_FOLDER = "icons"

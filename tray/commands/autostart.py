@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from tray.base.safe_text import clean_text
 from tray.commands.autostart_files import (
     APP_ID,
     DESKTOP_FILE,
@@ -38,8 +39,7 @@ from tray.commands.autostart_files import (
     systemd_unit,
     tray_command,
 )
-from tray.environment import Environment
-from tray.text import clean_text
+from tray.state.environment import Environment
 
 COMMAND_TIMEOUT: Final = 20.0
 

@@ -22,10 +22,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final
 
-from tray.app.instance import app_lock_held
-from tray.environment import Environment
 from tray.protocol.report import Report, encode_sequence
-from tray.store import StateStore
+from tray.state.app_lock import app_lock_held
+from tray.state.environment import Environment
+from tray.state.store import StateStore
 
 # The app's own names (tray/app/main.py), repeated so the demo does not import the app
 # and with it pystray.

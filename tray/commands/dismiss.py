@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from tray.config import load_config
-from tray.environment import Environment
-from tray.store import Dismissal, StateStore
-from tray.text import clean_text
-from tray.usage import UsageError
+from tray.base.exit_codes import UsageError
+from tray.base.safe_text import clean_text
+from tray.state.config_file import load_config
+from tray.state.environment import Environment
+from tray.state.store import Dismissal, StateStore
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

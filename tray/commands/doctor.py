@@ -28,18 +28,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from tray.app.instance import app_lock_held
-from tray.config import Config, ConfigError, load_config
+from tray.base.safe_text import clean_text
+from tray.core.config import Config, ConfigError
+from tray.core.ssh_commands import HostConfig
 from tray.desktop.bus import NOTIFICATIONS, BusFacts, bus_facts, describe
 from tray.desktop.check import Check, Status
 from tray.desktop.probes import BACKEND_PROBE, GTK_FIX, X_PROBE, Probe, has_desktop_services
 from tray.desktop.tray_host import app_backend, check_tray_host
-from tray.environment import Environment
-from tray.fdio import write_all
+from tray.launcher.fdio import write_all
 from tray.launcher.terminal import RawMode
-from tray.remote.hosts import HostConfig
-from tray.store import StateStore
-from tray.text import clean_text
+from tray.state.app_lock import app_lock_held
+from tray.state.config_file import load_config
+from tray.state.environment import Environment
+from tray.state.store import StateStore
 
 TERMINAL_TIMEOUT: Final = 1.0
 _CAPABILITIES: Final = ("body", "body-markup", "actions")
@@ -370,7 +371,7 @@ def check_away_line(config: Config | ConfigError, environ: Mapping[str, str]) ->
     if config.away is None:
         return Check("ok", "away", "off: pings stay on this desktop (no [away] in config.toml)")
     # Only with an [away] table: the forwarder's module, and Apprise for the URL check.
-    from tray.app.forward import check_away  # noqa: PLC0415
+    from tray.outlets.forward import check_away  # noqa: PLC0415
 
     if not has_desktop_services():
         return check_away(config.away, environ, detect=lambda _env, _after: None)

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import os
 
-from tray.environment import Environment
-from tray.fdio import write_all
+from tray.base.exit_codes import UsageError
+from tray.launcher.fdio import write_all
 from tray.protocol.report import Report, ReportError, encode_sequence
-from tray.usage import UsageError
+from tray.state.environment import Environment
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

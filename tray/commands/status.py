@@ -9,15 +9,15 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Final
 
+from tray.base.exit_codes import UsageError
 from tray.commands.status_table import format_table
-from tray.config import load_config
-from tray.environment import Environment
-from tray.host_config import HostConfig
-from tray.live import LiveSessions
-from tray.logs import stderr_log
-from tray.session import Session, status_document
-from tray.store import StateStore
-from tray.usage import UsageError
+from tray.core.host_config import HostConfig
+from tray.core.session import Session, status_document
+from tray.state.config_file import load_config
+from tray.state.environment import Environment
+from tray.state.logs import stderr_log
+from tray.state.session_feed import SessionFeed
+from tray.state.store import StateStore
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ def run(args: argparse.Namespace, env: Environment) -> int:
     now = env.clock()
     store = StateStore(env.state_dir())
     store.prune(now, keep_ended)
-    local = LiveSessions(
+    local = SessionFeed(
         store, keep_ended, stderr_log("tray.commands.status", env.stderr, "tray status")
     )
     sessions, problems = local.read(now)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tray.app.overview import lead_record
-from tray.session import Session
-from tray.text import cells, clean_text, cut, format_age, pad
+from tray.base.safe_text import cells, clean_text, cut, format_age, pad
+from tray.core.session import Session
+from tray.core.view.overview import lead_record
 
 NAME_WIDTH = 24
 HEADER = ("ID", "NAME", "STATE", "AGE", "MSG")

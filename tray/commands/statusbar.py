@@ -1,6 +1,6 @@
 """``tray status --format waybar|tmux [--watch]``: the tray's summary as one status-bar line.
 
-The line comes from the same :func:`~tray.app.overview.build_overview` as the tray icon,
+The line comes from the same :func:`~tray.core.view.overview.build_overview` as the tray icon,
 with the tray's own "seen" marks, so the bar and the icon always agree.
 
 The symbols form a small fixed set, one per icon state; ``calm`` shows nothing, so a bar
@@ -30,17 +30,17 @@ from pathlib import Path
 from types import FrameType
 from typing import Final
 
-from tray.answering import DEFAULT_SETTINGS, AnswerSettings
-from tray.app.memory import FILE_NAME, load_memory
-from tray.app.overview import IconState, Overview, StateSince, build_overview
-from tray.config import load_config
-from tray.environment import Environment
-from tray.live import LIVENESS_PERIOD, ChangeWatch, LiveSessions, watch
-from tray.logs import discard_output, stderr_log
-from tray.protocol.records import LASTING
-from tray.session import Session, status_document
-from tray.store import Problem, StateStore
-from tray.text import clean_text, cut, escape_markup
+from tray.base.safe_text import clean_text, cut, escape_markup
+from tray.core.answer_gate import DEFAULT_SETTINGS, AnswerSettings
+from tray.core.session import Session, status_document
+from tray.core.view.overview import IconState, Overview, StateSince, build_overview
+from tray.protocol.records import FINISHED_STATES
+from tray.state.config_file import load_config
+from tray.state.environment import Environment
+from tray.state.logs import discard_output, stderr_log
+from tray.state.marks_file import FILE_NAME, load_memory
+from tray.state.session_feed import LIVENESS_PERIOD, ChangeSignal, SessionFeed, emit_on_change
+from tray.state.store import Problem, StateStore
 
 SYMBOLS: Final[dict[IconState, str]] = {
     "blocked": "\u26a0",  # ⚠
@@ -75,7 +75,9 @@ def state_count(overview: Overview) -> int:
     if state == "calm":
         return 0
     return sum(
-        1 for row in overview.rows if row.state == state and (row.unseen or state not in LASTING)
+        1
+        for row in overview.rows
+        if row.state == state and (row.unseen or state not in FINISHED_STATES)
     )
 
 
@@ -149,7 +151,7 @@ def render(
 class BarSource:
     """Sessions and the tray's memory, read the way the tray app reads them."""
 
-    sessions: LiveSessions
+    sessions: SessionFeed
     memory_path: Path
     log: logging.Logger
     since: StateSince = field(default_factory=StateSince)
@@ -221,7 +223,7 @@ def show(style: str, watching: bool, env: Environment) -> int:
     state_dir = env.state_dir()
     config = load_config(env)
     source = BarSource(
-        sessions=LiveSessions(StateStore(state_dir), config.sessions.keep_ended, log),
+        sessions=SessionFeed(StateStore(state_dir), config.sessions.keep_ended, log),
         memory_path=state_dir / FILE_NAME,
         log=log,
     )
@@ -243,10 +245,10 @@ def show(style: str, watching: bool, env: Environment) -> int:
 
     try:
         with _stop_signals():
-            watch(
+            emit_on_change(
                 current_line,
                 emit,
-                ChangeWatch(state_dir, log),
+                ChangeSignal(state_dir, log),
                 period=LIVENESS_PERIOD,
                 stopping=lambda: reader_gone(env.stdout_fd),
             )

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from tray.text import clean_text
+from tray.base.safe_text import clean_text
 
 NOTIFICATIONS: Final = "org.freedesktop.Notifications"
 NOTIFICATIONS_PATH: Final = "/org/freedesktop/Notifications"

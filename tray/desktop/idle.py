@@ -11,11 +11,11 @@ is named (for ``tray doctor``):
 
 Sources with signals are followed by their signals. The polled ones are asked when the
 idle time could first reach ``after`` and every few seconds only while the user is
-away (see tray.away.AwayTracker.next_poll). Where no source answers, the state stays
+away (see tray.core.away.AwayTracker.next_poll). Where no source answers, the state stays
 "present" for ever: nothing is forwarded when tray cannot tell.
 
 Everything runs on one daemon thread with an asyncio loop of its own; ``on_change`` is
-called from that thread with each new :class:`tray.away.AwayState`.
+called from that thread with each new :class:`tray.core.away.AwayState`.
 
 The D-Bus calls, signal subscriptions and connections go through
 :mod:`tray.desktop.bus`, each with its timeout.
@@ -33,7 +33,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dbus_fast import Message, Variant
 from dbus_fast.aio import MessageBus
 
-from tray.away import AwayState, AwayTracker
+from tray.core.away import AwayState, AwayTracker
 from tray.desktop.bus import BusCallError, call_method, connect, subscribe
 
 SYSTEM_BUS = "unix:path=/var/run/dbus/system_bus_socket"
@@ -60,7 +60,7 @@ NAMES = {
 Report = Callable[[AwayState | None], None]
 
 
-class IdleWatch:
+class PresenceMonitor:
     """Follows the user's presence on a thread of its own.
 
     ``env`` gives DISPLAY, DBUS_SESSION_BUS_ADDRESS, DBUS_SYSTEM_BUS_ADDRESS and
@@ -356,7 +356,7 @@ def describe_sources(lock_source: str | None, idle_source: str | None) -> str:
 
 def probe(env: Mapping[str, str], after: float = 300.0, timeout: float = 10.0) -> str | None:
     """For ``tray doctor``: which sources tell here, in words, or None when none does."""
-    watch = IdleWatch(after, lambda _state: None, env, log=logging.getLogger("tray.doctor"))
+    watch = PresenceMonitor(after, lambda _state: None, env, log=logging.getLogger("tray.doctor"))
     watch.start()
     try:
         found = watch.wait_ready(timeout)
@@ -365,4 +365,4 @@ def probe(env: Mapping[str, str], after: float = 300.0, timeout: float = 10.0) -
         watch.stop()
 
 
-__all__ = ["NAMES", "IdleWatch", "describe_sources", "probe"]
+__all__ = ["NAMES", "PresenceMonitor", "describe_sources", "probe"]

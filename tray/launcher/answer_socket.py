@@ -12,7 +12,7 @@ and gets one JSON line back before it is closed: ``{"ok": true, "record": ..., "
 Nothing here blocks. The launcher's poll loop watches :meth:`AnswerSocket.fds`, calls
 :meth:`AnswerSocket.on_readable` for each ready one, and :meth:`AnswerSocket.tick` when
 :meth:`AnswerSocket.timeout` has passed. The request only names a prompt; the keys come
-from the gate (:func:`tray.answering.decide`, asked through the launcher's ``gate``
+from the gate (:func:`tray.core.answer_gate.decide`, asked through the launcher's ``gate``
 callback both when the request arrives and again at the moment of typing), and go in
 through the launcher's ``type_keys`` callback, which writes them in one write between the
 user's own keystrokes, or says not now.
@@ -28,8 +28,8 @@ import stat
 import sys
 import time
 
-from tray.answering import ANSWERS, Decision, Request
-from tray.store import ANSWER_SUFFIX
+from tray.core.answer_gate import ANSWERS, Decision, Request
+from tray.state.store import ANSWER_SUFFIX
 
 # typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
 # cost every `tray run` milliseconds.
@@ -37,7 +37,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from tray.session import Session
+    from tray.core.session import Session
 
     Socket = _socket.socket
 
@@ -102,7 +102,7 @@ def parse_request(line: bytes) -> Request | str:
 class AnswerSocket:
     """The listening socket and its open connections.
 
-    ``gate(request)`` is the launcher's own call of :func:`tray.answering.decide` with
+    ``gate(request)`` is the launcher's own call of :func:`tray.core.answer_gate.decide` with
     its live records and last-input time; ``type_keys(keys)`` writes them into the
     program's input in one write and returns True, or returns False when it cannot now
     (inside one of the user's escape sequences), and the socket tries again on the next
@@ -323,7 +323,7 @@ def send_answer(
     import json  # noqa: PLC0415
     import socket  # noqa: PLC0415
 
-    from tray.text import clean_text, cut  # noqa: PLC0415
+    from tray.base.safe_text import clean_text, cut  # noqa: PLC0415
 
     request = {"answer": answer, "record": record, "since": since}
     deadline = time.monotonic() + timeout
@@ -384,7 +384,7 @@ def answer_stored_session(
     Returns one of the outcomes above; the read error or the launcher's reason (else
     ""); and the session once it was read. Each caller words the outcome its own way.
     """
-    from tray.store import StateStore, valid_session_id, with_liveness  # noqa: PLC0415
+    from tray.state.store import StateStore, valid_session_id, with_liveness  # noqa: PLC0415
 
     if not valid_session_id(session_id):
         return NOT_AN_ID, "", None

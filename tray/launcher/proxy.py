@@ -23,12 +23,12 @@ import select
 import termios
 import time
 
-from tray.fdio import write_all
-from tray.launcher.log import LauncherLog
+from tray.launcher.fdio import write_all
 from tray.launcher.recorder import SessionRecorder
 from tray.launcher.spawn import Spawned, exit_code
 from tray.launcher.terminal import SignalPipe, UserTerminal, get_size, set_size
 from tray.protocol.scanner import Event, Scanner
+from tray.state.logs import LauncherLog
 
 # typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
 # cost every `tray run` milliseconds.

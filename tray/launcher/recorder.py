@@ -11,13 +11,13 @@ from __future__ import annotations
 import math
 import time
 
-from tray.launcher.log import LauncherLog
-from tray.launcher.watch import TerminalWatch
+from tray.core.session import Answered, Session
+from tray.launcher.terminal_signals import TerminalSignals
 from tray.protocol.records import RecordTable
 from tray.protocol.report import parse_body
 from tray.protocol.scanner import Event, FullReset, PromptStart, Query, RawReport
-from tray.session import Answered, Session
-from tray.store import StateStore
+from tray.state.logs import LauncherLog
+from tray.state.store import StateStore
 
 # typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
 # cost every `tray run` milliseconds.
@@ -54,7 +54,7 @@ class SessionRecorder:
         session: Session,
         clock: Callable[[], float],
         log: LauncherLog,
-        watch: TerminalWatch,
+        watch: TerminalSignals,
         *,
         store: StateStore | None = None,
         on_write: Callable[[Session, float], None] | None = None,
@@ -127,7 +127,7 @@ class SessionRecorder:
         """Bytes from the user's terminal: typing is worth recording, but not in a hurry;
         focus moving is worth recording soon."""
         now = self._clock()
-        self._took(self._watch.input(data, now), now)
+        self._note_input(self._watch.input(data, now), now)
         self._input_pause_due = (
             time.monotonic() + INPUT_PAUSE if self._watch.input_pending else None
         )
@@ -154,7 +154,7 @@ class SessionRecorder:
         self._changed_at = answered.at
         self.write(self.snapshot())
 
-    def _took(self, typed: bool, now: float) -> None:
+    def _note_input(self, typed: bool, now: float) -> None:
         if typed:
             self._input_dirty = True
         if self._watch.changed:
@@ -207,7 +207,7 @@ class SessionRecorder:
         if self._input_pause_due is not None and now >= self._input_pause_due:
             self._input_pause_due = None
             wall = self._clock()
-            self._took(self._watch.input_paused(wall), wall)
+            self._note_input(self._watch.input_paused(wall), wall)
         due = self.next_write()
         if due is None or now < due:
             return

@@ -12,11 +12,10 @@ import gc
 import os
 import termios
 
-from tray.answering import DEFAULT_SETTINGS, AnswerSettings, Decision, Request, decide
-from tray.config import Config, ConfigError, PolicySettings, load_config
-from tray.environment import Environment
+from tray.core.answer_gate import DEFAULT_SETTINGS, AnswerSettings, Decision, Request, decide
+from tray.core.config import Config, ConfigError, PolicySettings
+from tray.core.session import Answered, Session
 from tray.launcher.answer_socket import AnswerSocket, socket_path
-from tray.launcher.log import LOG_NAME, LauncherLog
 from tray.launcher.proxy import PtyProxy
 from tray.launcher.recorder import INPUT_WRITE_INTERVAL, WRITE_INTERVAL, SessionRecorder
 from tray.launcher.spawn import (
@@ -38,10 +37,12 @@ from tray.launcher.terminal import (
     set_size,
     size_from_environ,
 )
-from tray.launcher.watch import TerminalWatch
+from tray.launcher.terminal_signals import TerminalSignals
 from tray.protocol.scanner import Scanner
-from tray.session import Answered, Session
-from tray.store import StateStore, StoreError, process_start_token
+from tray.state.config_file import load_config
+from tray.state.environment import Environment
+from tray.state.logs import LAUNCHER_LOG_NAME, LauncherLog
+from tray.state.store import StateStore, StoreError, process_start_token
 
 # typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
 # cost every `tray run` milliseconds.
@@ -398,7 +399,9 @@ class Launcher:
             # No config is read then: the default threshold for a long shell command.
             return self._make_recorder(None, PolicySettings().done_after)
         self._store = store
-        self._log = LauncherLog(os.path.join(self._state_dir, LOG_NAME), self._id, self._env.clock)
+        self._log = LauncherLog(
+            os.path.join(self._state_dir, LAUNCHER_LOG_NAME), self._id, self._env.clock
+        )
         # Ended sessions age out here too, so a machine without `tray status` or the
         # app still never piles up files. A bad config must not stop the command.
         try:
@@ -414,7 +417,7 @@ class Launcher:
         return self._make_recorder(store, config.notify.done_after)
 
     def _make_recorder(self, store: StateStore | None, done_after: float) -> SessionRecorder:
-        watch = TerminalWatch(os.uname().nodename, done_after)
+        watch = TerminalSignals(os.uname().nodename, done_after)
         return SessionRecorder(
             self._session, self._env.clock, self._log, watch, store=store, on_write=self._on_write
         )

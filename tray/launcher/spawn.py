@@ -46,8 +46,8 @@ import os
 import stat
 import termios
 
+from tray.base.value import Value
 from tray.launcher.terminal import CC, DEFAULT_COLUMNS, DEFAULT_ROWS, WindowSize, set_size
-from tray.value import Value
 
 # typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
 # cost every `tray run` milliseconds.

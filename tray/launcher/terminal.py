@@ -7,7 +7,7 @@ import os
 import sys
 import termios
 
-from tray.value import Value
+from tray.base.value import Value
 
 # typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
 # cost every `tray run` milliseconds.

@@ -7,8 +7,8 @@ replacement and cut to a sane length, and nothing else.
 
 from __future__ import annotations
 
+from tray.base.value import Value
 from tray.protocol.attention import HEX_DIGITS, clip_text, percent_decode
-from tray.value import Value
 
 # typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
 # cost every `tray run` milliseconds.

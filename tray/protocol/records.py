@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from tray.base.value import Value
 from tray.protocol.report import CLEAR, URGENCY, Report
-from tray.value import Value
 
 # typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
 # cost every `tray run` milliseconds.
@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 CAPACITY = 256
 # The finished states: they outlive the program and a new prompt, until the person has
 # seen them. The one name for them; the app's overview, menu and remote view use it too.
-LASTING = frozenset({"done", "error"})
+FINISHED_STATES = frozenset({"done", "error"})
 
 
 class Record(Value):
@@ -101,7 +101,7 @@ class RecordTable:
 
         Returns whether anything was dropped.
         """
-        doomed = [k for k, (r, _, _) in self._records.items() if r.state not in LASTING]
+        doomed = [k for k, (r, _, _) in self._records.items() if r.state not in FINISHED_STATES]
         for key in doomed:
             del self._records[key]
         return bool(doomed)

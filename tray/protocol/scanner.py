@@ -32,7 +32,7 @@ CAN or SUB cancels either.
 
 from __future__ import annotations
 
-from tray.value import Value
+from tray.base.value import Value
 
 # typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
 # cost every `tray run` milliseconds. So would re (with enum, functools and more): it is

@@ -11,10 +11,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from tray.launcher.answer_socket import REPLY_TIMEOUT
-from tray.remote.failures import NOT_FOUND, SSH_ERROR, Failure, classify, short_line
-from tray.remote.frames import STATE, FrameError
-from tray.remote.hosts import (
+from tray.base.safe_text import clean_text, cut
+from tray.core.remote_sessions import (
+    RemoteDocumentError,
+    RemoteState,
+    parse_document,
+    split_remote_id,
+)
+from tray.core.ssh_commands import (
     HostConfig,
     answer_argv,
     dismiss_argv,
@@ -22,9 +26,10 @@ from tray.remote.hosts import (
     stream_argv,
     version_argv,
 )
-from tray.remote.sessions import RemoteDocumentError, RemoteState, parse_document, split_remote_id
+from tray.core.ssh_failures import NOT_FOUND, SSH_ERROR, Failure, classify, short_line
+from tray.launcher.answer_socket import REPLY_TIMEOUT
+from tray.remote.frames import STATE, FrameError
 from tray.remote.ssh import FrameReader, prompt_fix, run_once, start_ssh
-from tray.text import clean_text, cut
 
 CHECK_TIMEOUT: Final = 15.0
 ACTION_TIMEOUT: Final = 15.0

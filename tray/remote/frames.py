@@ -21,8 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Generic, TypeVar
 
-from tray.remote.hosts import ANSWER_WORDS, RECORD_PATTERN, valid_remote_id
-from tray.text import clean_text, cut
+from tray.base.safe_text import clean_text, cut
+from tray.core.ssh_commands import ANSWER_WORDS, RECORD_PATTERN, valid_remote_id
 
 MARK: Final = b"\x1eTRAY"
 VERSION: Final = 1

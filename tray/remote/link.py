@@ -22,10 +22,16 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
 
+from tray.core.remote_sessions import (
+    HostStatus,
+    RemoteDocumentError,
+    RemoteState,
+    parse_document,
+)
+from tray.core.ssh_commands import HostConfig, stream_argv
+from tray.core.ssh_failures import Failure, classify
 from tray.launcher.answer_socket import REPLY_TIMEOUT
-from tray.remote.failures import Failure, classify
 from tray.remote.frames import (
     ANSWERED,
     STATE,
@@ -38,13 +44,10 @@ from tray.remote.frames import (
     parse_answer_reply,
     takes_answers,
 )
-from tray.remote.hosts import HostConfig, stream_argv
-from tray.remote.sessions import RemoteDocumentError, RemoteState, clock_time, parse_document
 from tray.remote.ssh import FrameReader, Ssh, start_ssh
 
-LinkState = Literal["connecting", "connected", "unreachable"]
 StateCallback = Callable[[str, RemoteState], None]
-StatusCallback = Callable[[str, "HostStatus"], None]
+StatusCallback = Callable[[str, HostStatus], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,24 +57,6 @@ class LinkTimings:
     max_retry: float = 60.0
     min_interval: float = 0.1  # between two documents handed to the app
     grace: float = 1.0  # for ssh to end after SIGTERM, before SIGKILL
-
-
-@dataclass(frozen=True, slots=True)
-class HostStatus:
-    host: str
-    state: LinkState
-    since: float  # when this state began; for "unreachable", when the host was lost
-    failure: Failure | None = None  # why it is unreachable, with a fix when there is one
-    last_seen: float | None = None  # the last frame from the host, if any ever came
-
-    def line(self, localtime: Callable[[float], time.struct_time] = time.localtime) -> str:
-        """ "unreachable since 14:02, retrying: connection refused by ...", one line."""
-        if self.state == "connected":
-            return f"connected since {clock_time(self.since, localtime)}"
-        if self.state == "connecting":
-            return "connecting"
-        text = f"unreachable since {clock_time(self.since, localtime)}, retrying"
-        return f"{text}: {self.failure.reason}" if self.failure is not None else text
 
 
 # The remote launcher's longest wait, and a margin for the link itself.

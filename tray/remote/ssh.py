@@ -17,9 +17,9 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 from typing import IO, Final
 
-from tray.remote.failures import Failure
+from tray.core.ssh_commands import HostConfig
+from tray.core.ssh_failures import Failure
 from tray.remote.frames import MAX_FRAME, VERSION, Frame, LineSplitter, parse_frame
-from tray.remote.hosts import HostConfig
 
 STDERR_KEPT: Final = 8192
 READ_CHUNK: Final = 65536

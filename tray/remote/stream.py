@@ -28,12 +28,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, Any, Final
 
-from tray.answering import DEFAULT_SETTINGS, ENDED, AnswerSettings
-from tray.config import load_config
-from tray.environment import Environment
+from tray.core.answer_gate import DEFAULT_SETTINGS, ENDED, AnswerSettings
+from tray.core.session import Session, status_document
 from tray.launcher import answer_socket
-from tray.live import LIVENESS_PERIOD, ChangeWatch, LiveSessions, watch
-from tray.logs import discard_output, stderr_log
 from tray.remote.frames import (
     ANSWERS_VERSION,
     BEAT,
@@ -46,8 +43,11 @@ from tray.remote.frames import (
     encode_frame,
     parse_answer_request,
 )
-from tray.session import Session, status_document
-from tray.store import StateStore
+from tray.state.config_file import load_config
+from tray.state.environment import Environment
+from tray.state.logs import discard_output, stderr_log
+from tray.state.session_feed import LIVENESS_PERIOD, ChangeSignal, SessionFeed, emit_on_change
+from tray.state.store import StateStore
 
 HEARTBEAT: Final = 15.0
 # A launcher rewrites its file up to ten times a second; many sessions together would
@@ -191,8 +191,8 @@ def run_stream(
     log = stderr_log("tray.remote.stream", env.stderr, "tray status")
     directory = env.state_dir()
     config = load_config(env)
-    reader = LiveSessions(StateStore(directory), config.sessions.keep_ended, log)
-    changes = ChangeWatch(directory, log)
+    reader = SessionFeed(StateStore(directory), config.sessions.keep_ended, log)
+    changes = ChangeSignal(directory, log)
     closed = threading.Event()
     # The answer thread writes too; a frame goes out whole or not at all.
     writing = threading.Lock()
@@ -223,7 +223,7 @@ def run_stream(
 
     # The first round runs even with stdin already at its end (`< /dev/null`): that
     # prints the state once, as `tray status --format json` would.
-    watch(
+    emit_on_change(
         line,
         lambda _text: write(STATE, latest["document"]),
         changes,

@@ -16,10 +16,10 @@ import secrets
 import shlex
 import stat
 
-from tray.environment import Environment
+from tray.core.session import Attention, Session
 from tray.launcher.run import TERMINAL_VARIABLES
-from tray.session import Attention, Session
-from tray.store import StateStore
+from tray.state.environment import Environment
+from tray.state.store import StateStore
 
 # A pasted script can be a command line of any size; the session file and the
 # notification only need to say which command it was.

@@ -15,8 +15,9 @@ from collections.abc import Callable, Sequence
 from importlib import resources
 
 from tray import __version__
-from tray.config import Config, ConfigError, ShellConfig, load_config
-from tray.environment import Environment
+from tray.core.config import Config, ConfigError, ShellConfig
+from tray.state.config_file import load_config
+from tray.state.environment import Environment
 
 SHELLS = ("bash", "zsh", "fish")
 ALWAYS_IGNORED = ("tray", "fg")

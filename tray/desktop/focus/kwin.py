@@ -13,7 +13,7 @@ import re
 import tempfile
 from collections.abc import Mapping, Sequence
 
-from tray.store import process_start_token
+from tray.state.store import process_start_token
 
 from ._dbus import DBusError, call
 from ._tools import (

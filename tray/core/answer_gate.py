@@ -1,0 +1,281 @@
+"""Answering a permission prompt from the desktop: the keys table and the gate.
+
+Pure: no file, socket or clock. The launcher asks :func:`decide` whether to type, with
+its own record table and the time of the user's last key; ``tray status`` asks
+:func:`answers_for` what to offer. Keys only ever come from :data:`BUILTIN_KEYS` or the
+user's ``[answer.apps]``; nothing a program reports can choose or change them.
+"""
+
+from __future__ import annotations
+
+from tray.base.value import Value
+
+# typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
+# cost every `tray run` milliseconds.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+    from typing import Any, Final
+
+    from tray.protocol.records import Record
+
+ANSWERS = ("approve", "deny")
+ESC = "\x1b"
+# A key string is a keystroke or two, never a macro: long strings would let a config
+# type whole commands into an agent.
+MAX_KEYS = 16
+# An app name is 1 to 32 of these (a set rather than re, which would cost every
+# `tray run` milliseconds).
+_APP_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.+-")
+_MAX_APP_NAME = 32
+# How long a prompt must have stood before keys go in. Codex 0.171.0 reports `blocked`
+# a frame before its dialog takes keys: a "y" typed at once was lost (tried at 0 s, fine
+# at 0.3 s), and a lost key may land in the composer. The launcher holds an early
+# answer until then and checks again.
+SETTLE = 1.0
+# A ``since`` read back from JSON by another program may lose the last bits of a double;
+# two prompts of one record are never this close.
+SINCE_TOLERANCE = 1e-6
+# Enter (CR, LF) picks whatever option the cursor stands on, so no key string holds one.
+_ENTER = frozenset("\r\n")
+
+
+class AppKeys(Value):
+    """The keys that answer one app's permission prompt."""
+
+    __slots__ = ("approve", "deny")
+
+    def __init__(self, approve: str, deny: str) -> None:
+        self.approve: Final = approve
+        self.deny: Final = deny
+
+    def keys(self, answer: str) -> str:
+        return self.approve if answer == "approve" else self.deny
+
+
+# Checked against the real agents by tests/agents/ (see contract.md):
+# - Claude Code 2.1.332 offers "1 Yes", "2 always allow the directory", "3 switch to auto
+#   mode", "4 No"; "1" approves this one use. Esc leaves the prompt as "No" does, and
+#   ends the turn ("What should Claude do instead?"), which "4" would too, but Esc does
+#   not depend on how many options a given prompt lists.
+# - Codex 0.171.0 offers "Yes (y)", "don't ask again (p)", "No (esc)".
+# Never Enter, and never an option that grants more than this one tool use.
+BUILTIN_KEYS: Mapping[str, AppKeys] = {
+    "claude-code": AppKeys(approve="1", deny=ESC),
+    "codex": AppKeys(approve="y", deny=ESC),
+}
+
+
+class AnswerSettings(Value):
+    """``[answer]``: whether answering is on, and the keys of each app."""
+
+    __slots__ = ("apps", "enabled")
+
+    def __init__(self, enabled: bool = True, apps: Mapping[str, AppKeys] | None = None) -> None:
+        self.enabled: Final = enabled
+        self.apps: Final[Mapping[str, AppKeys]] = dict(BUILTIN_KEYS if apps is None else apps)
+
+    def keys_for(self, app: str | None) -> AppKeys | None:
+        return None if app is None else self.apps.get(app)
+
+
+DEFAULT_SETTINGS = AnswerSettings()
+
+
+class AnswerConfigError(ValueError):
+    """A bad ``[answer]`` table; ``key`` is the dotted key, as the user wrote it."""
+
+    def __init__(self, key: str, problem: str) -> None:
+        super().__init__(f"{key}: {problem}")
+        self.key = key
+        self.problem = problem
+
+
+def parse_answer(document: Mapping[str, Any]) -> AnswerSettings:
+    """The ``[answer]`` table of an already parsed config (absent: the defaults)."""
+    table = document.get("answer", {})
+    if not isinstance(table, dict):
+        raise AnswerConfigError("answer", "expected a table")
+    for key in table:
+        if key not in ("enabled", "apps"):
+            raise AnswerConfigError(f"answer.{key}", "unknown key (known: enabled, apps)")
+    enabled = table.get("enabled", True)
+    if not isinstance(enabled, bool):
+        raise AnswerConfigError("answer.enabled", "expected true or false")
+    apps_table = table.get("apps", {})
+    if not isinstance(apps_table, dict):
+        raise AnswerConfigError("answer.apps", "expected a table")
+    apps = dict(BUILTIN_KEYS)
+    for name, entry in apps_table.items():
+        # A table here replaces the built-in one whole: half of each would be a surprise.
+        apps[name] = _app_keys(name, entry)
+    return AnswerSettings(enabled=enabled, apps=apps)
+
+
+def _is_app_name(name: str) -> bool:
+    return 0 < len(name) <= _MAX_APP_NAME and _APP_NAME_CHARS.issuperset(name)
+
+
+def _app_keys(name: str, entry: object) -> AppKeys:
+    prefix = f"answer.apps.{name}"
+    if not _is_app_name(name):
+        raise AnswerConfigError(prefix, "not an app name (letters, digits, _ . + -; 1 to 32)")
+    if not isinstance(entry, dict):
+        raise AnswerConfigError(prefix, "expected a table with approve and deny")
+    for key in entry:
+        if key not in ANSWERS:
+            raise AnswerConfigError(f"{prefix}.{key}", "unknown key (known: approve, deny)")
+    keys = [_key_string(f"{prefix}.{answer}", entry.get(answer)) for answer in ANSWERS]
+    return AppKeys(approve=keys[0], deny=keys[1])
+
+
+def _key_string(key: str, value: object) -> str:
+    if value is None:
+        raise AnswerConfigError(key, "missing")
+    if not isinstance(value, str):
+        raise AnswerConfigError(key, "expected a string of keys")
+    if not value:
+        raise AnswerConfigError(key, "empty")
+    if len(value) > MAX_KEYS:
+        raise AnswerConfigError(key, f"longer than {MAX_KEYS} characters")
+    if _ENTER & set(value):
+        raise AnswerConfigError(key, "holds Enter, which picks whatever the cursor is on")
+    if ESC in value[:-1]:
+        # Esc followed by anything reads as Alt+key, so Esc may only come last.
+        raise AnswerConfigError(key, "Esc may only be the last key")
+    for char in value:
+        if (ord(char) < 0x20 and char != ESC) or 0x7F <= ord(char) <= 0x9F:
+            raise AnswerConfigError(key, f"holds the control character U+{ord(char):04X}")
+    return value
+
+
+class Request(Value):
+    """An answer asked for: ``record`` the record id, ``since`` the prompt it answers
+    (``None``: the prompt standing now)."""
+
+    __slots__ = ("answer", "record", "since")
+
+    def __init__(self, answer: str, record: str | None = None, since: float | None = None) -> None:
+        self.answer: Final = answer
+        self.record: Final = record
+        self.since: Final = since
+
+
+class Decision(Value):
+    """What the gate decided: ``keys`` to type (bytes), or ``reason`` (one short line).
+
+    Keys go in no earlier than ``not_before`` (the prompt's ``since`` plus
+    :data:`SETTLE`), after the gate has been asked again at that moment.
+    """
+
+    __slots__ = ("keys", "not_before", "reason", "record", "since")
+
+    def __init__(
+        self,
+        keys: bytes | None,
+        reason: str | None,
+        record: str | None = None,
+        since: float | None = None,
+        not_before: float | None = None,
+    ) -> None:
+        self.keys: Final = keys
+        self.reason: Final = reason
+        self.record: Final = record
+        self.since: Final = since
+        self.not_before: Final = not_before
+
+    @property
+    def ok(self) -> bool:
+        return self.keys is not None
+
+
+# The reasons, as the contract words them: each fits after "api-server: ".
+GONE = "the prompt is gone"
+CHANGED = "the prompt has changed"
+TYPED = "you typed into the session since it appeared"
+NO_KEYS = "the app has no keys"
+ENDED = "the session has ended"
+OFF = "answering is off"
+SEVERAL = "several prompts stand; pick one with --record"
+NONE_STANDS = "no prompt stands"
+ANSWERED = "the prompt is gone: it was answered already"
+BAD_ANSWER = "the answer must be approve or deny"
+
+
+def _refuse(reason: str, record: str | None = None, since: float | None = None) -> Decision:
+    return Decision(None, reason, record, since)
+
+
+def pick_record(records: Iterable[Record], record_id: str | None) -> Record | str:
+    """The record a request without ``--record`` means, or the reason there is none.
+
+    The root when it is the one blocked, else the only blocked record; with several, the
+    caller must pick.
+    """
+    blocked = [r for r in records if r.state == "blocked"]
+    if record_id is not None:
+        found = next((r for r in records if r.id == record_id), None)
+        return GONE if found is None else found
+    if not blocked:
+        return NONE_STANDS
+    root = next((r for r in blocked if r.id == ""), None)
+    if root is not None:
+        return root
+    if len(blocked) > 1:
+        return SEVERAL
+    return blocked[0]
+
+
+def decide(
+    records: tuple[Record, ...],
+    request: Request,
+    last_input_at: float | None,
+    settings: AnswerSettings,
+    *,
+    alive: bool = True,
+    answered: tuple[str, float] | None = None,
+) -> Decision:
+    """Whether the launcher may type the answer, and what.
+
+    ``last_input_at`` is the time of the user's own last key, paste or mouse input (never
+    a terminal's reply), on the same clock as the records' ``since``. ``answered`` is
+    the (record, since) this launcher last typed for: a prompt is answered once.
+    """
+    if request.answer not in ANSWERS:
+        return _refuse(BAD_ANSWER)
+    if not alive:
+        return _refuse(ENDED, request.record, request.since)
+    if not settings.enabled:
+        return _refuse(OFF, request.record, request.since)
+    picked = pick_record(records, request.record)
+    if isinstance(picked, str):
+        return _refuse(picked, request.record, request.since)
+    record = picked
+    if record.state != "blocked" or record.kind != "permission":
+        return _refuse(GONE, record.id, request.since)
+    if record.since is None:
+        # A record whose start is unknown cannot be named, so it is never answered.
+        return _refuse(CHANGED, record.id, request.since)
+    if request.since is not None and abs(request.since - record.since) > SINCE_TOLERANCE:
+        return _refuse(CHANGED, record.id, request.since)
+    if answered is not None and answered == (record.id, record.since):
+        return _refuse(ANSWERED, record.id, record.since)
+    # Typing at or after the prompt's moment wins: the user may have answered it already.
+    if last_input_at is not None and last_input_at >= record.since:
+        return _refuse(TYPED, record.id, record.since)
+    keys = settings.keys_for(record.app)
+    if keys is None:
+        return _refuse(NO_KEYS, record.id, record.since)
+    typed = keys.keys(request.answer).encode()
+    return Decision(typed, None, record.id, record.since, record.since + SETTLE)
+
+
+def answers_for(record: Record, alive: bool, settings: AnswerSettings) -> list[str]:
+    """The contract's ``answers`` of one record: what tray can answer it with now."""
+    if not (alive and settings.enabled):
+        return []
+    if record.state != "blocked" or record.kind != "permission" or record.since is None:
+        return []
+    if settings.keys_for(record.app) is None:
+        return []
+    return list(ANSWERS)

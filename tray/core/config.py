@@ -1,0 +1,382 @@
+"""The user's settings: ``config.toml`` read into typed values, with errors that name the key."""
+
+from __future__ import annotations
+
+from tray.base.value import Value
+from tray.core.answer_gate import DEFAULT_SETTINGS, AnswerConfigError, AnswerSettings, parse_answer
+from tray.core.durations import parse_duration
+
+# typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
+# cost every `tray run` milliseconds.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
+    from collections.abc import Callable, Mapping
+    from typing import Any, Final, TypeVar
+
+    from tray.core.away_config import AwaySettings
+    from tray.core.host_config import HostConfig
+
+    T = TypeVar("T")
+
+FILE_NAME = "config.toml"
+NOTIFY_STATES = ("blocked", "error", "done")
+
+# Patterns as text, compiled by _pattern the first time one is used: re (with enum,
+# functools and more) would cost every `tray run` milliseconds, and most people have no
+# config file.
+_QUIET_HOURS = r"(\d{1,2}):(\d{2})\s*-\s*(\d{1,2}):(\d{2})"
+_compiled: dict[str, re.Pattern[str]] = {}
+
+
+def _pattern(source: str) -> re.Pattern[str]:
+    """``source`` compiled, once."""
+    compiled = _compiled.get(source)
+    if compiled is None:
+        import re  # noqa: PLC0415 - only for a config file that has a pattern to check
+
+        compiled = _compiled[source] = re.compile(source)
+    return compiled
+
+
+def _json_string(text: str) -> str:
+    """``text`` quoted as JSON (and as a TOML basic string), for error messages."""
+    import json  # noqa: PLC0415 - error messages only: json would cost every `tray run`
+
+    return json.dumps(text, ensure_ascii=False)
+
+
+class PolicySettings(Value):
+    """``[notify]``. ``quiet_hours`` is (start, end) in minutes of the local day, and
+    wraps past midnight when start >= end; ``remind`` 0 turns reminders off."""
+
+    __slots__ = (
+        "burst",
+        "burst_window",
+        "dedup_window",
+        "done_after",
+        "enabled",
+        "quiet_hours",
+        "remind",
+        "settle",
+        "states",
+        "terminal_notifications",
+        "typing_grace",
+        "when_focused",
+    )
+
+    def __init__(  # noqa: PLR0917 - positional, as it always could be
+        self,
+        enabled: bool = True,
+        states: frozenset[str] = frozenset({"blocked", "error", "done"}),
+        settle: float = 1.0,
+        dedup_window: float = 30.0,
+        burst: int = 3,
+        burst_window: float = 10.0,
+        typing_grace: float = 5.0,
+        done_after: float = 30.0,
+        quiet_hours: tuple[int, int] | None = None,
+        when_focused: bool = False,
+        terminal_notifications: bool = True,
+        remind: float = 300.0,
+    ) -> None:
+        self.enabled: Final = enabled
+        self.states: Final = states
+        self.settle: Final = settle
+        self.dedup_window: Final = dedup_window
+        self.burst: Final = burst
+        self.burst_window: Final = burst_window
+        self.typing_grace: Final = typing_grace
+        self.done_after: Final = done_after
+        self.quiet_hours: Final = quiet_hours
+        self.when_focused: Final = when_focused
+        self.terminal_notifications: Final = terminal_notifications
+        self.remind: Final = remind
+
+
+class ConfigError(ValueError):
+    """A config file that cannot be used, with a one-line message naming the key."""
+
+
+class SessionsConfig(Value):
+    __slots__ = ("keep_ended",)
+
+    def __init__(self, keep_ended: float = 24 * 3600.0) -> None:
+        self.keep_ended: Final = keep_ended
+
+
+# The contract's defaults: agents with sessions of their own, and full-screen or
+# open-ended programs whose end is no news.
+DEFAULT_WRAP = (
+    "claude",
+    "codex",
+    "pi",
+    "crush",
+    "gemini",
+    "opencode",
+    "aider",
+    "goose",
+    "amp",
+    "cursor-agent",
+    "copilot",
+)
+DEFAULT_IGNORE = ("vim", "nvim", "less", "man", "ssh", "tmux", "watch", "top", "htop")
+# Names end up as shell function names and in shell code: nothing a shell would parse.
+_COMMAND_NAME = r"[A-Za-z0-9_][A-Za-z0-9_.+-]*"
+
+
+class ShellConfig(Value):
+    """``[shell]``: commands ``tray init`` runs under ``tray run``, and ones never reported."""
+
+    __slots__ = ("ignore", "wrap")
+
+    def __init__(
+        self, wrap: tuple[str, ...] = DEFAULT_WRAP, ignore: tuple[str, ...] = DEFAULT_IGNORE
+    ) -> None:
+        self.wrap: Final = wrap
+        self.ignore: Final = ignore
+
+
+# The defaults are values no one can change, so every Config can share them.
+_DEFAULT_SESSIONS = SessionsConfig()
+_DEFAULT_NOTIFY = PolicySettings()
+_DEFAULT_SHELL = ShellConfig()
+
+
+class Config(Value):
+    """The whole file. ``notify`` is the notification policy's settings, straight: the
+    policy is pure and reads no file. ``away`` is None without an ``[away]`` table."""
+
+    __slots__ = ("answer", "away", "hosts", "notify", "sessions", "shell")
+
+    def __init__(  # noqa: PLR0917 - positional, as it always could be
+        self,
+        sessions: SessionsConfig = _DEFAULT_SESSIONS,
+        notify: PolicySettings = _DEFAULT_NOTIFY,
+        shell: ShellConfig = _DEFAULT_SHELL,
+        hosts: tuple[HostConfig, ...] = (),
+        answer: AnswerSettings = DEFAULT_SETTINGS,
+        away: AwaySettings | None = None,
+    ) -> None:
+        self.sessions: Final = sessions
+        self.notify: Final = notify
+        self.shell: Final = shell
+        self.hosts: Final = hosts
+        self.answer: Final = answer
+        self.away: Final = away
+
+
+def parse_config(document: Mapping[str, Any], origin: str = FILE_NAME) -> Config:
+    """Settings from an already parsed TOML document; ``origin`` prefixes error messages."""
+    try:
+        return _parse(document)
+    except _BadKeyError as error:
+        raise ConfigError(f"{origin}: {error.key}: {error.problem}") from None
+
+
+class _BadKeyError(Exception):
+    def __init__(self, key: str, problem: str) -> None:
+        super().__init__(f"{key}: {problem}")
+        self.key = key
+        self.problem = problem
+
+
+# The tables of config.toml; each has a ``_parse_<table>`` of its own below.
+_TABLES: Final = ("sessions", "notify", "shell", "hosts", "answer", "away")
+
+
+def _parse(document: Mapping[str, Any]) -> Config:
+    _no_unknown_keys(document, _TABLES, "")
+    return Config(
+        sessions=_parse_sessions(_table(document, "sessions")),
+        notify=_parse_notify(_table(document, "notify")),
+        shell=_parse_shell(_table(document, "shell")),
+        hosts=_parse_hosts(document),
+        answer=_parse_answer(document),
+        away=_parse_away(document),
+    )
+
+
+def _parse_answer(document: Mapping[str, Any]) -> AnswerSettings:
+    if "answer" not in document:
+        return DEFAULT_SETTINGS
+    try:
+        return parse_answer(document)
+    except AnswerConfigError as error:
+        raise _BadKeyError(error.key, error.problem) from None
+
+
+def _parse_away(document: Mapping[str, Any]) -> AwaySettings | None:
+    if "away" not in document:
+        return None
+    # Only for a config that has the table. Its URLs are checked for shape only: whether
+    # Apprise knows them is the app's question (tray.outlets.forward), and Apprise is never
+    # imported on the `tray run` path.
+    from tray.core.away_config import AwayConfigError, parse_away  # noqa: PLC0415
+
+    try:
+        return parse_away(document["away"])
+    except AwayConfigError as error:
+        raise _BadKeyError(error.key, error.problem) from None
+
+
+def _parse_sessions(sessions: Mapping[str, Any]) -> SessionsConfig:
+    _no_unknown_keys(sessions, ("keep_ended",), "sessions.")
+    base = SessionsConfig()
+    return SessionsConfig(
+        keep_ended=_get(sessions, "sessions.keep_ended", parse_duration, base.keep_ended),
+    )
+
+
+def _parse_notify(notify: Mapping[str, Any]) -> PolicySettings:
+    _no_unknown_keys(
+        notify,
+        (
+            "enabled",
+            "states",
+            "settle",
+            "dedup_window",
+            "burst",
+            "burst_window",
+            "typing_grace",
+            "done_after",
+            "quiet_hours",
+            "when_focused",
+            "terminal_notifications",
+            "remind",
+        ),
+        "notify.",
+    )
+    base = PolicySettings()
+    return PolicySettings(
+        enabled=_get(notify, "notify.enabled", _boolean, base.enabled),
+        states=_get(notify, "notify.states", _states, base.states),
+        settle=_get(notify, "notify.settle", parse_duration, base.settle),
+        dedup_window=_get(notify, "notify.dedup_window", parse_duration, base.dedup_window),
+        burst=_get(notify, "notify.burst", _positive_int, base.burst),
+        burst_window=_get(notify, "notify.burst_window", parse_duration, base.burst_window),
+        typing_grace=_get(notify, "notify.typing_grace", parse_duration, base.typing_grace),
+        done_after=_get(notify, "notify.done_after", parse_duration, base.done_after),
+        quiet_hours=_get(notify, "notify.quiet_hours", _quiet_hours, None),
+        when_focused=_get(notify, "notify.when_focused", _boolean, base.when_focused),
+        terminal_notifications=_get(
+            notify, "notify.terminal_notifications", _boolean, base.terminal_notifications
+        ),
+        remind=_get(notify, "notify.remind", parse_duration, base.remind),
+    )
+
+
+def _parse_hosts(document: Mapping[str, Any]) -> tuple[HostConfig, ...]:
+    if "hosts" not in document:
+        return ()
+    # Only for a config that lists hosts: the launcher never needs them.
+    from tray.core.host_config import HostConfigError, parse_hosts  # noqa: PLC0415
+
+    try:
+        return parse_hosts(document["hosts"])
+    except HostConfigError as error:
+        raise _BadKeyError(error.key, error.problem) from None
+
+
+def _parse_shell(shell: Mapping[str, Any]) -> ShellConfig:
+    _no_unknown_keys(shell, ("wrap", "ignore"), "shell.")
+    return ShellConfig(
+        wrap=_get(shell, "shell.wrap", _command_names, DEFAULT_WRAP),
+        ignore=_get(shell, "shell.ignore", _command_names, DEFAULT_IGNORE),
+    )
+
+
+def _command_names(value: object) -> tuple[str, ...]:
+    expected = 'expected a list of command names such as ["claude", "codex"]'
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ValueError(expected)
+    if not all(_pattern(_COMMAND_NAME).fullmatch(item) for item in value):
+        raise ValueError(expected)
+    return tuple(dict.fromkeys(value))
+
+
+def _no_unknown_keys(table: Mapping[str, Any], known: tuple[str, ...], prefix: str) -> None:
+    for key in table:
+        if key not in known:
+            raise _BadKeyError(f"{prefix}{key}", f"unknown key (known: {', '.join(known)})")
+
+
+def _table(document: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = document.get(key, {})
+    if not isinstance(value, dict):
+        raise _BadKeyError(key, f"expected a table, got {_show(value)}")
+    return value
+
+
+def _get(table: Mapping[str, Any], key: str, convert: Callable[[object], T], default: T) -> T:
+    name = key.rsplit(".", 1)[-1]
+    if name not in table:
+        return default
+    try:
+        return convert(table[name])
+    except ValueError as error:
+        raise _BadKeyError(key, f"{error}, got {_show(table[name])}") from None
+
+
+def _show(value: object) -> str:
+    """A value as the user wrote it in TOML, near enough to find it in the file."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return _json_string(value)
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        return "[" + ", ".join(_show(item) for item in value) + "]"
+    return str(value)
+
+
+def _boolean(value: object) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError("expected true or false")
+    return value
+
+
+def _positive_int(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError("expected a whole number >= 1")
+    return value
+
+
+def _states(value: object) -> frozenset[str]:
+    if (
+        not isinstance(value, list)
+        or not all(isinstance(item, str) for item in value)
+        or any(item not in NOTIFY_STATES for item in value)
+    ):
+        # Built only here: it needs json, which a good value does not.
+        raise ValueError(
+            f"expected a list of states from {', '.join(map(_json_string, NOTIFY_STATES))}"
+        )
+    return frozenset(value)
+
+
+def _quiet_hours(value: object) -> tuple[int, int]:
+    expected = 'expected "HH:MM-HH:MM" with different start and end, such as "22:00-07:30"'
+    if not isinstance(value, str):
+        raise ValueError(expected)
+    match = _pattern(_QUIET_HOURS).fullmatch(value.strip())
+    if match is None:
+        raise ValueError(expected)
+    start_hour, start_minute, end_hour, end_minute = (int(part) for part in match.groups())
+    if max(start_hour, end_hour) > 23 or max(start_minute, end_minute) > 59:
+        raise ValueError(expected)
+    start = start_hour * 60 + start_minute
+    end = end_hour * 60 + end_minute
+    if start == end:
+        raise ValueError(expected)
+    return start, end
+
+
+__all__ = [
+    "Config",
+    "ConfigError",
+    "SessionsConfig",
+    "ShellConfig",
+    "parse_config",
+]

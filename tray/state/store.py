@@ -1,0 +1,568 @@
+"""The state directory: one JSON file per session, written atomically, read with liveness.
+
+Layout: ``<id>.json`` per session, and ``<id>.answer``, the answer socket of a session
+whose launcher runs (see :mod:`tray.launcher.answer_socket`), which goes with the
+session's file. Names starting with ``.`` are never sessions: writers'
+temporary files are ``.<id>.<pid>.<n>.tmp``, and other tools may keep dotfiles beside
+the sessions.
+
+What ``tray run`` calls (:meth:`StateStore.ensure`, :meth:`~StateStore.write`,
+:meth:`~StateStore.prune`, :meth:`~StateStore.remove`) works on strings with ``os``:
+pathlib (with fnmatch, re and enum) and json (with re) would cost milliseconds of every
+start. Files are written with :mod:`tray.base.json_text`; json is imported where one is read,
+and pathlib where a caller is handed a :class:`~pathlib.Path`.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import sys
+
+from tray.base.json_text import dumps
+from tray.base.value import Value
+from tray.core.session import Session, SessionFormatError, expired
+
+# typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
+# cost every `tray run` milliseconds.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any, ClassVar, Final
+
+    # A path as callers give one: the launcher's strings, the app's and tests' Paths.
+    PathArgument = str | os.PathLike[str]
+
+SUFFIX = ".json"
+ANSWER_SUFFIX = ".answer"
+TEMP_SUFFIX = ".tmp"
+# Far above any real session (256 records of bounded size); stops a stray file eating memory.
+MAX_FILE_BYTES = 16 * 1024 * 1024
+MAX_ID_LENGTH = 200
+# A writer that died between creating and renaming its temp file leaves it behind.
+STALE_TEMP_AGE = 60.0
+# Past this many records a file is written with json's C encoder, imported for it: the
+# pure writer takes some 25 us a record, 6 ms for a full table, at every write.
+PURE_WRITER_RECORDS = 16
+
+# Not itertools.count: one C module less to load on every start.
+_temp_counter = iter(range(sys.maxsize))
+
+
+class StoreError(Exception):
+    """The state directory cannot be used safely; the message is one line for the user."""
+
+
+def process_start_token(pid: int) -> str | None:
+    """Something that differs between two processes that had the same pid, or None."""
+    if pid <= 0:
+        return None
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat_file:
+            # The command name may hold spaces and parentheses: split after the last ")".
+            fields = stat_file.read().rsplit(b")", 1)[1].split()
+        return fields[19].decode("ascii")  # starttime, field 22 of proc(5)
+    except FileNotFoundError:
+        return None
+    except (OSError, IndexError, UnicodeDecodeError):
+        pass
+    if sys.platform.startswith("linux"):
+        return None
+    import subprocess  # noqa: PLC0415 - not on Linux, where every `tray run` comes by
+
+    try:
+        result = subprocess.run(
+            ["ps", "-o", "lstart=", "-p", str(pid)],
+            capture_output=True,
+            text=True,
+            timeout=2,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return result.stdout.strip() or None
+
+
+def pid_exists(pid: int) -> bool:
+    # 0 and negative pids name process groups, which would make any session look alive.
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def launcher_alive(pid: int, token: str | None) -> bool:
+    """Whether the launcher that recorded ``pid`` and ``token`` still runs.
+
+    A different start token means the pid now belongs to another process.
+    """
+    if not pid_exists(pid):
+        return False
+    current = process_start_token(pid)
+    if token is None or current is None:
+        return current is not None or token is None
+    return current == token
+
+
+class Problem(Value):
+    """A file that could not be read, kept so callers can warn once about it."""
+
+    __slots__ = ("path", "reason")
+
+    def __init__(self, path: Path, reason: str) -> None:
+        self.path: Final = path
+        self.reason: Final = reason
+
+
+class Dismissal:
+    """What :meth:`StateStore.dismiss` did: one of the constants below, told apart with
+    ``is``. A plain class, not an ``enum.Enum``: enum costs every `tray run` milliseconds."""
+
+    __slots__ = ("name", "value")
+
+    REMOVED: ClassVar[Dismissal]
+    NOT_FOUND: ClassVar[Dismissal]
+    RUNNING: ClassVar[Dismissal]
+
+    def __init__(self, name: str, value: str) -> None:
+        self.name: Final = name
+        self.value: Final = value
+
+    def __repr__(self) -> str:
+        return f"<Dismissal.{self.name}: {self.value!r}>"
+
+
+Dismissal.REMOVED = Dismissal("REMOVED", "removed")
+Dismissal.NOT_FOUND = Dismissal("NOT_FOUND", "not found")
+Dismissal.RUNNING = Dismissal("RUNNING", "running")
+
+
+class _Loaded(Value):
+    __slots__ = ("identity", "session")
+
+    def __init__(self, session: Session, identity: tuple[int, int, int, int]) -> None:
+        self.session: Final = session
+        # Which version of the file was read, so a removal never hits a newer one.
+        self.identity: Final = identity
+
+
+def valid_session_id(session_id: str) -> bool:
+    return (
+        0 < len(session_id) <= MAX_ID_LENGTH
+        and not session_id.startswith(".")
+        and "/" not in session_id
+        and "\0" not in session_id
+    )
+
+
+def file_identity(info: os.stat_result) -> tuple[int, int, int, int]:
+    return (info.st_dev, info.st_ino, info.st_mtime_ns, info.st_size)
+
+
+def with_liveness(session: Session) -> Session:
+    """``session`` as it stands: ended when the launcher that claims it runs is gone."""
+    if session.alive and not launcher_alive(session.pid, session.pid_start):
+        # Its last write time stays, so a dead session still ages out.
+        return session.ended(session.exit_code, session.updated_at)
+    return session
+
+
+class StateStore:
+    """The state directory of ``directory``: a str (the launcher's) or a Path.
+
+    Kept as a string, in the form ``str(Path(directory))`` has, so that messages and
+    the Paths handed out read as they always did.
+    """
+
+    def __init__(self, directory: PathArgument) -> None:
+        self._directory = _pure_path(os.fspath(directory))
+        self._directory_path: Path | None = None
+        # What this store last wrote of each session, by the file's identity: a prune
+        # tells this process's own running session from the file's identity alone, so
+        # that `tray run` never parses (or imports json for) the file it just wrote.
+        self._written: dict[str, tuple[tuple[int, int, int, int], Session]] = {}
+
+    @property
+    def directory(self) -> Path:
+        if self._directory_path is None:
+            self._directory_path = _path(self._directory)
+        return self._directory_path
+
+    def ensure(self) -> None:
+        """Create the directory private to this user, or make an existing one so."""
+        os.makedirs(self._directory, mode=0o700, exist_ok=True)
+        info = os.stat(self._directory)
+        if not stat.S_ISDIR(info.st_mode):
+            raise StoreError(f"state directory {self._directory} is not a directory")
+        if info.st_uid != os.geteuid():
+            # Another user's directory could feed us sessions or read ours.
+            raise StoreError(
+                f"state directory {self._directory} belongs to uid {info.st_uid}, not to you"
+            )
+        if stat.S_IMODE(info.st_mode) != 0o700:
+            os.chmod(self._directory, 0o700)
+
+    def path_for(self, session_id: str) -> Path:
+        return _path(self._file_for(session_id))
+
+    def _file_for(self, session_id: str) -> str:
+        if not valid_session_id(session_id):
+            raise ValueError(f"invalid session id {session_id!r}")
+        return os.path.join(self._directory, f"{session_id}{SUFFIX}")
+
+    def write(self, session: Session) -> None:
+        """Replace the session's file atomically; readers never see a torn file."""
+        target = self._file_for(session.id)
+        # Unique per process and per call, so concurrent writers never share a temp file.
+        temp = os.path.join(
+            self._directory, f".{session.id}.{os.getpid()}.{next(_temp_counter)}{TEMP_SUFFIX}"
+        )
+        data = _json_text(session).encode("utf-8")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
+        self._written.pop(session.id, None)
+        fd = os.open(temp, flags, 0o600)
+        try:
+            try:
+                os.fchmod(fd, 0o600)  # the umask must not loosen or tighten it
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+                # The rename keeps device, inode, modification time and size.
+                identity = file_identity(os.fstat(fd))
+            finally:
+                os.close(fd)
+            os.replace(temp, target)
+        except BaseException:
+            _unlink_quietly(temp)
+            raise
+        self._written[session.id] = (identity, session)
+
+    def read(self, path: PathArgument) -> Session:
+        """One session file; raises OSError, ValueError or SessionFormatError."""
+        return self._load(path).session
+
+    def _load(self, path: PathArgument) -> _Loaded:
+        # O_NONBLOCK so a FIFO planted in the directory cannot hang a reader.
+        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+        fd = os.open(path, flags)
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise ValueError("not a regular file")
+            if info.st_size > MAX_FILE_BYTES:
+                raise ValueError(f"larger than {MAX_FILE_BYTES} bytes")
+            chunks = []
+            remaining = MAX_FILE_BYTES + 1
+            while remaining > 0:
+                chunk = os.read(fd, min(remaining, 1 << 16))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                remaining -= len(chunk)
+        finally:
+            os.close(fd)
+        data = b"".join(chunks)
+        if len(data) > MAX_FILE_BYTES:
+            raise ValueError(f"larger than {MAX_FILE_BYTES} bytes")
+        if not data:
+            raise ValueError("empty file")
+        try:
+            document = _parse_json(data)
+        except RecursionError:
+            raise ValueError("JSON nested too deeply") from None
+        session = Session.from_file(document)
+        expected_name = os.path.basename(path).removesuffix(SUFFIX)
+        if session.id != expected_name:
+            raise ValueError(f"holds session {session.id!r}, not {expected_name!r}")
+        ordered = tuple(sorted(session.records, key=lambda record: record.id))
+        if ordered != session.records:
+            session = session.replace(records=ordered)
+        return _Loaded(session, file_identity(info))
+
+    def _session_names(self) -> list[str]:
+        """The session files' names, sorted; raises OSError but for a missing directory."""
+        try:
+            names = os.listdir(self._directory)
+        except FileNotFoundError:
+            return []
+        return [name for name in sorted(names) if is_session_file(name)]
+
+    def _load_live(self, path: PathArgument) -> _Loaded:
+        """A session with liveness applied: a dead launcher's session is ended."""
+        loaded = self._load(path)
+        session = with_liveness(loaded.session)
+        if session is not loaded.session:
+            return _Loaded(session, loaded.identity)
+        return loaded
+
+    def _scan(
+        self, *, own: bool = False
+    ) -> tuple[list[tuple[str, _Loaded]], list[tuple[str, str]]]:
+        """Every session file, read, with liveness; and the paths that failed, with why.
+
+        ``own``: a file as this store last wrote it is not read again, its session taken
+        as written (for a prune, whose decision needs only fields a file keeps exactly).
+        """
+        loaded: list[tuple[str, _Loaded]] = []
+        problems: list[tuple[str, str]] = []
+        try:
+            names = self._session_names()
+        except OSError as error:
+            return loaded, [(self._directory, problem_reason(error))]
+        for name in names:
+            path = os.path.join(self._directory, name)
+            try:
+                item = self._as_written(name, path) if own else None
+                loaded.append((path, item or self._load_live(path)))
+            except FileNotFoundError:
+                continue  # removed since the listing: dismissed or pruned meanwhile
+            except (OSError, ValueError, SessionFormatError) as error:
+                problems.append((path, problem_reason(error)))
+        loaded.sort(key=lambda item: (item[1].session.started_at, item[1].session.id))
+        return loaded, problems
+
+    def _as_written(self, name: str, path: str) -> _Loaded | None:
+        """The session this store last wrote to ``path``, if the file is still that one."""
+        written = self._written.get(name.removesuffix(SUFFIX))
+        if written is None:
+            return None
+        identity, session = written
+        try:
+            if file_identity(os.stat(path, follow_symlinks=False)) != identity:
+                return None
+        except OSError:
+            return None
+        return _Loaded(with_liveness(session), identity)
+
+    def read_all(self, now: float) -> tuple[list[Session], list[Problem]]:
+        """Every session, oldest first, with dead launchers' sessions ended.
+
+        ``now`` is accepted for callers' symmetry with :meth:`prune`; liveness needs no
+        clock. A missing directory holds no sessions; an unreadable one is a problem whose
+        path is the directory itself.
+        """
+        loaded, problems = self._scan()
+        return [item.session for _, item in loaded], [
+            Problem(_path(path), reason) for path, reason in problems
+        ]
+
+    def prune(self, now: float, keep_ended: float) -> int:
+        """Delete the files of sessions that ended more than ``keep_ended`` seconds ago.
+
+        Also clears temp files left by writers that died. Returns how many sessions went.
+        """
+        loaded, _ = self._scan(own=True)
+        removed = 0
+        for path, item in loaded:
+            if expired(item.session, now, keep_ended) and self._remove_if_unchanged(path, item):
+                self._remove_answer_socket(item.session.id)
+                removed += 1
+        self._clear_stale_temps(now)
+        self._clear_orphan_sockets()
+        return removed
+
+    def dismiss(self, session_id: str) -> Dismissal:
+        """Remove an ended session's file; a running session's file stays.
+
+        A file that cannot be read is removed: asking for it by id is asking for it gone.
+        """
+        if not valid_session_id(session_id):
+            return Dismissal.NOT_FOUND
+        path = self._file_for(session_id)
+        try:
+            item = self._load_live(path)
+        except FileNotFoundError:
+            return Dismissal.NOT_FOUND
+        except (OSError, ValueError, SessionFormatError):
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                return Dismissal.NOT_FOUND
+            self._remove_answer_socket(session_id)
+            return Dismissal.REMOVED
+        if item.session.alive:
+            return Dismissal.RUNNING
+        if self._remove_if_unchanged(path, item):
+            self._remove_answer_socket(session_id)
+            return Dismissal.REMOVED
+        # The file changed under us: only a live launcher writes, so it is running.
+        return Dismissal.RUNNING if _exists(path) else Dismissal.NOT_FOUND
+
+    def dismiss_ended(self) -> list[str]:
+        """Remove every ended session's file; returns their ids."""
+        loaded, _ = self._scan()
+        removed = [
+            item.session.id
+            for path, item in loaded
+            if not item.session.alive and self._remove_if_unchanged(path, item)
+        ]
+        for session_id in removed:
+            self._remove_answer_socket(session_id)
+        return removed
+
+    def remove(self, session_id: str) -> bool:
+        self._remove_answer_socket(session_id)
+        try:
+            os.unlink(self._file_for(session_id))
+        except FileNotFoundError:
+            return False
+        return True
+
+    def _remove_answer_socket(self, session_id: str) -> None:
+        """The session's answer socket, if one is left (its launcher was killed): only
+        ever a socket, never another file of that name."""
+        if not valid_session_id(session_id):
+            return
+        path = os.path.join(self._directory, f"{session_id}{ANSWER_SUFFIX}")
+        try:
+            if stat.S_ISSOCK(os.lstat(path).st_mode):
+                os.unlink(path)
+        except OSError:
+            pass
+
+    def _clear_orphan_sockets(self) -> None:
+        """Answer sockets whose session file is gone (removed by an older tray, or by
+        hand) and whose launcher is gone too: the id starts with its pid."""
+        try:
+            names = os.listdir(self._directory)
+        except OSError:
+            return
+        present = set(names)
+        for name in names:
+            if not name.endswith(ANSWER_SUFFIX):
+                continue
+            session_id = name.removesuffix(ANSWER_SUFFIX)
+            if f"{session_id}{SUFFIX}" in present or not valid_session_id(session_id):
+                continue
+            pid = session_id.partition("-")[0]
+            # Only what is surely a dead launcher's: a live one, or an id of another
+            # form, is left be.
+            if pid.isdigit() and not pid_exists(int(pid)):
+                self._remove_answer_socket(session_id)
+
+    def _remove_if_unchanged(self, path: PathArgument, item: _Loaded) -> bool:
+        try:
+            if file_identity(os.stat(path, follow_symlinks=False)) != item.identity:
+                return False
+            os.unlink(path)
+        except FileNotFoundError:
+            return False
+        return True
+
+    def _clear_stale_temps(self, now: float) -> None:
+        try:
+            names = os.listdir(self._directory)
+        except OSError:
+            return
+        for name in names:
+            if not (name.startswith(".") and name.endswith(TEMP_SUFFIX)):
+                continue
+            parts = name.split(".")
+            # ".<id>.<pid>.<n>.tmp": the id may hold dots, so the pid is third from the end.
+            if len(parts) < 5 or not parts[-3].isdigit():
+                continue
+            path = os.path.join(self._directory, name)
+            try:
+                age = now - os.stat(path, follow_symlinks=False).st_mtime
+            except OSError:
+                continue
+            if age > STALE_TEMP_AGE and not pid_exists(int(parts[-3])):
+                _unlink_quietly(path)
+
+
+def is_session_file(name: str) -> bool:
+    return name.endswith(SUFFIX) and valid_session_id(name.removesuffix(SUFFIX))
+
+
+def problem_reason(error: BaseException) -> str:
+    if isinstance(error, OSError) and error.strerror:
+        if error.errno == errno.ELOOP:
+            return "is a symbolic link"
+        return error.strerror
+    return str(error)
+
+
+def _unlink_quietly(path: str) -> bool:
+    try:
+        os.unlink(path)
+    except OSError:
+        return False
+    return True
+
+
+def _exists(path: str) -> bool:
+    """``Path(path).exists()``: an error other than the path's absence is raised."""
+    try:
+        os.stat(path)
+    except OSError as error:
+        if error.errno in (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP):
+            return False
+        raise
+    return True
+
+
+def _pure_path(path: str) -> str:
+    """``str(PurePosixPath(path))`` without pathlib: no empty or ``.`` parts, no trailing
+    slash, and ``//`` kept only as a whole root, as POSIX allows."""
+    if path.startswith("//") and not path.startswith("///"):
+        root = "//"
+    elif path.startswith("/"):
+        root = "/"
+    else:
+        root = ""
+    parts = [part for part in path.split("/") if part and part != "."]
+    return root + "/".join(parts) or "."
+
+
+def _path(path: str) -> Path:
+    """A Path for callers that take one; pathlib only for them (see the module)."""
+    from pathlib import Path  # noqa: PLC0415 - off `tray run`'s path, see the module
+
+    return Path(path)
+
+
+def _json_text(session: Session) -> str:
+    """The session's file, as ``json.dumps`` with compact separators writes it.
+
+    :func:`tray.base.json_text.dumps` writes the same text without importing json, for the
+    small files of a start; json itself, faster, once it is imported anyway (a file was
+    read) or the table is large enough to be worth its import.
+    """
+    document = session.to_file()
+    json = sys.modules.get("json")
+    if json is None and len(session.records) > PURE_WRITER_RECORDS:
+        import json  # noqa: PLC0415 - see PURE_WRITER_RECORDS
+    if json is None:
+        return dumps(document)
+    text: str = json.dumps(document, separators=(",", ":"))
+    return text
+
+
+def _parse_json(data: bytes) -> Any:
+    """The document in a session file."""
+    import json  # noqa: PLC0415 - only a file read needs it, and json brings re (see the module)
+
+    return json.loads(data)
+
+
+__all__ = [
+    "ANSWER_SUFFIX",
+    "Dismissal",
+    "Problem",
+    "StateStore",
+    "StoreError",
+    "file_identity",
+    "is_session_file",
+    "launcher_alive",
+    "pid_exists",
+    "problem_reason",
+    "process_start_token",
+    "valid_session_id",
+    "with_liveness",
+]
