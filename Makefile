@@ -86,8 +86,9 @@ test: setup lint agents
 	$(call apt_install,$(FOCUS_DEBS) $(AWAY_DEBS),--no-install-recommends)
 	NO_AT_BRIDGE=1 $(BIN)/python -m pytest -q
 
-bench: setup
+# Claude Code's first frame is one of the start-up figures: the agents come too.
+bench: setup agents
 	$(BIN)/python tests/benchmarks/run.py
 
 clean:
-	rm -rf $(VENV) .venv-bench $(AGENTS_DIR) .mypy_cache .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .venv-bench .venv-bench-asciinema $(AGENTS_DIR) .mypy_cache .pytest_cache .ruff_cache .hypothesis

@@ -13,14 +13,12 @@ from __future__ import annotations
 import gc
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from tray import __version__
-from tray.base.exit_codes import UsageError
+from tray.base.exit_codes import FAILURE, INTERRUPTED, SUCCESS, USAGE_ERROR, UsageError
 from tray.state.environment import Environment
 
-# typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
-# cost every `tray run` milliseconds.
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable, Sequence
@@ -29,8 +27,6 @@ if TYPE_CHECKING:
     from _typeshed import SupportsWrite
 
     Argument = tuple[tuple[str, ...], dict[str, Any]]
-
-USAGE_ERROR = 2
 
 
 class _HelpRequested(Exception):  # noqa: N818 - a signal to print help, not an error
@@ -146,23 +142,31 @@ def main(argv: list[str], env: Environment) -> int:
         if argv and argv[0] == "run":
             name, command = parse_run_args(argv[1:])
             return _guarded("run", env, lambda: _run(command, name, env))
-        parser, _ = build_parser(next((word for word in argv if word[:1] != "-"), ""))
+        word = next((word for word in argv if word[:1] != "-"), "")
+        from tray.command_table import BY_NAME  # noqa: PLC0415 - not on the path of `tray run`
+
+        if word and word not in BY_NAME:
+            # argparse would list every choice, the shell hooks' private `_finished` too;
+            # this says the same in its words ("invalid choice", which an older tray's
+            # reply is recognised by over ssh) with only the commands `--help` shows.
+            raise UsageError(
+                f"tray: argument COMMAND: invalid choice: {word!r} (choose from {_shown_names()})"
+            )
+        parser, _ = build_parser(word)
         args, extra = parser.parse_known_args(argv)
         if args.version:
             env.stdout.write(f"tray {__version__}\n")
-            return 0
+            return SUCCESS
         if args.command is None:
             raise UsageError(f"tray: missing COMMAND ({_shown_names()})")
         if extra:
             raise UsageError(f"tray {args.command}: unrecognized arguments: {' '.join(extra)}")
-        from tray.command_table import BY_NAME  # noqa: PLC0415 - not on the path of `tray run`
-
         target = BY_NAME[args.command].handler
         assert target is not None  # only `run` has none, and it is handled above
         return _guarded(args.command, env, lambda: int(_lookup(target)(args, env)))
     except _HelpRequested as help_text:
         env.stdout.write(help_text.text)
-        return 0
+        return SUCCESS
     except UsageError as error:
         from tray.command_table import BY_NAME  # noqa: PLC0415 - not on the path of `tray run`
 
@@ -193,12 +197,12 @@ def _guarded(command: str, env: Environment, action: Callable[[], int]) -> int:
     except UsageError:
         raise
     except KeyboardInterrupt:
-        return 130
+        return INTERRUPTED
     except BrokenPipeError:
         raise  # entry() handles a reader that went away
     except OSError as error:
         env.stderr.write(f"tray {command}: {_describe(error)}\n")
-        return 1
+        return FAILURE
     except Exception as error:
         # Imported only now: an instance exists, so its module is loaded already.
         from tray.core.config import ConfigError  # noqa: PLC0415
@@ -210,7 +214,7 @@ def _guarded(command: str, env: Environment, action: Callable[[], int]) -> int:
             return USAGE_ERROR
         if isinstance(error, (StoreError, ReportError)):
             env.stderr.write(f"tray {command}: {_one_line(str(error))}\n")
-            return 1
+            return FAILURE
         raise
 
 
@@ -235,7 +239,7 @@ def entry() -> None:
         from tray.state.logs import discard_output  # noqa: PLC0415 - only then
 
         discard_output(sys.stdout.fileno())
-        status = 1
+        status = FAILURE
     if sys.argv[1:2] == ["run"]:
         # The interpreter's exit tears every module down and collects their garbage:
         # about 3 ms of each `tray run` for nothing, as the process is ending. The

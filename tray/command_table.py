@@ -1,51 +1,31 @@
 """The one table of ``tray``'s commands: each one's help, arguments, and the function
-(in its own module) that runs it.
-
-Apart from :mod:`tray.cli` because ``tray run`` never needs it: building it is a
-millisecond of every start.
-"""
+(in its own module) that runs it."""
 
 from __future__ import annotations
 
-from tray.base.value import Value
+import argparse
+from dataclasses import KW_ONLY, dataclass
+from typing import Any
 
-# typing is for mypy only (which takes any TYPE_CHECKING as true).
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Final
-
-    Argument = tuple[tuple[str, ...], dict[str, Any]]
+Argument = tuple[tuple[str, ...], dict[str, Any]]
 
 
-class Command(Value):
+@dataclass(frozen=True, slots=True)
+class Command:
     """One command: ``handler`` and ``more_arguments`` are ``"module:function"``, looked
     up only when needed; a command without ``help`` is hidden from ``tray --help``."""
 
-    __slots__ = ("arguments", "description", "handler", "help", "more_arguments", "name", "usage")
-
-    def __init__(
-        self,
-        name: str,
-        handler: str | None,
-        help: str | None,
-        description: str | None = None,
-        arguments: tuple[Argument, ...] = (),
-        *,
-        usage: str | None = None,
-        more_arguments: str | None = None,
-    ) -> None:
-        self.name: Final = name
-        self.handler: Final = handler
-        self.help: Final = help
-        self.description: Final = description
-        self.arguments: Final = arguments
-        self.usage: Final = usage
-        self.more_arguments: Final = more_arguments
+    name: str
+    handler: str | None
+    help: str | None
+    description: str | None = None
+    arguments: tuple[Argument, ...] = ()
+    _: KW_ONLY
+    usage: str | None = None
+    more_arguments: str | None = None
 
 
 def _progress(text: str) -> int:
-    import argparse  # noqa: PLC0415 - argparse calls this, so it is loaded already
-
     # Only plain decimal digits: int() would also take "+5", " 5", "1_0" and other scripts' digits.
     if not (text.isascii() and text.isdigit()) or int(text) > 100:
         raise argparse.ArgumentTypeError(f"must be a whole number from 0 to 100, not {text!r}")

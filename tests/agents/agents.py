@@ -11,11 +11,13 @@ import json
 import os
 from pathlib import Path
 
-from .terminal import CLAUDE, CODEX, PROJECT_ROOT, PlayedTerminal
+from helpers.tray_cli import tray_argv
 
-# The real CLI of this checkout: `tray run -- AGENT ...` when a test runs an agent under
-# the launcher.
-TRAY = PROJECT_ROOT / ".venv" / "bin" / "tray"
+from .terminal import CLAUDE, CODEX, PlayedTerminal
+
+# The real CLI, found through the interpreter that runs the tests: `tray run -- AGENT ...`
+# when a test runs an agent under the launcher.
+TRAY = tray_argv()
 
 # Looks like a key to the agents; only ever sent to the loopback fake.
 FAKE_KEY = "sk-ant-api03-" + "fake" * 20 + "-AAAAAAAA"
@@ -39,12 +41,12 @@ def _under_tray(
     """``argv`` as it is, or under `tray run` with its own state directory."""
     if state_dir is None:
         return argv, env
-    return [str(TRAY), "run", "--", *argv], env | {"TRAY_STATE_DIR": str(state_dir)}
+    return [*TRAY, "run", "--", *argv], env | {"TRAY_STATE_DIR": str(state_dir)}
 
 
-def start_claude(
-    root: Path, base_url: str, state_dir: Path | None = None
-) -> tuple[PlayedTerminal, Path]:
+def claude_home(root: Path, base_url: str) -> tuple[dict[str, str], Path]:
+    """Claude Code's private home under ``root``, set to talk to the fake at ``base_url``:
+    the environment to start it with, and its work directory."""
     home, work = root / "home", root / "api-server"
     home.mkdir()
     work.mkdir()
@@ -61,6 +63,13 @@ def start_claude(
         "DISABLE_AUTOUPDATER": "1",
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
     }
+    return env, work
+
+
+def start_claude(
+    root: Path, base_url: str, state_dir: Path | None = None
+) -> tuple[PlayedTerminal, Path]:
+    env, work = claude_home(root, base_url)
     argv, env = _under_tray([str(CLAUDE), "--permission-mode", "default", PROMPT], env, state_dir)
     return PlayedTerminal(argv, work, env), work
 

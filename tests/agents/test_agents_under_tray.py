@@ -27,6 +27,9 @@ from .terminal import PlayedTerminal
 
 AgentRun = tuple[PlayedTerminal, Path, Path, FakeAnthropic | FakeResponses]
 
+# Runs the real agents from npm (.agents): the marker lets a bare machine leave them out.
+pytestmark = pytest.mark.agents
+
 
 @pytest.fixture
 def claude(tmp_path: Path) -> Iterator[AgentRun]:
@@ -80,7 +83,7 @@ def _answer(terminal: PlayedTerminal, state_dir: Path, app: str, answer: str) ->
     client = threading.Thread(
         target=lambda: done.append(
             subprocess.run(
-                [str(TRAY), "answer", session.id, answer, "--since", repr(since)],
+                [*TRAY, "answer", session.id, answer, "--since", repr(since)],
                 env={"TRAY_STATE_DIR": str(state_dir), "PATH": "/usr/bin:/bin"},
                 capture_output=True,
                 text=True,

@@ -41,6 +41,9 @@ from .terminal import PlayedTerminal
 Starter = Callable[[Path, str], tuple[PlayedTerminal, Path]]
 SESSION_ID = "4242-agent"
 
+# Runs the real agents from npm (.agents): the marker lets a bare machine leave them out.
+pytestmark = pytest.mark.agents
+
 
 @pytest.fixture
 def calls() -> int:

@@ -9,6 +9,7 @@ down what would have gone into the program.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import shutil
 import tempfile
@@ -21,6 +22,7 @@ from typing import Any
 import pytest
 from helpers.launcher_end import LauncherEnd
 from helpers.sessions import live_session
+from helpers.waiting import wait_for
 
 from tray.app.answer_dispatch import AnswerDispatcher, AnswerRoutes, Outcome, deliver_answer
 from tray.app.main import TrayApp
@@ -102,7 +104,7 @@ def launcher(state_dir: Path) -> Iterator[Callable[[tuple[Record, ...]], Launche
 
 def session(since: float, name: str = "api-server") -> Session:
     made = live_session(SID, (prompt(since),), time.time())
-    return made.replace(name=name)
+    return dataclasses.replace(made, name=name)
 
 
 def where(state_dir: Path) -> AnswerRoutes:
@@ -114,13 +116,23 @@ def desk(state_dir: Path) -> tuple[AnswerDispatcher, FakeNotifier, FakePolicy]:
     return AnswerDispatcher(where(state_dir), notifier, policy, LOG), notifier, policy
 
 
+def answer_now(
+    handler: AnswerDispatcher, message: Answer, session: Session | None, *, stale: bool = False
+) -> Outcome:
+    """Both halves, as the app runs them: the delivery (on a thread of its own there),
+    then the worker's settling."""
+    outcome = handler.deliver(message, session, stale=stale)
+    handler.settle(message, outcome)
+    return outcome
+
+
 def test_approve_reaches_the_launcher_for_that_prompt_and_withdraws_its_notification(
     state_dir: Path, launcher: Callable[[tuple[Record, ...]], LauncherEnd]
 ) -> None:
     since = time.time() - 5  # settled: the launcher types at once
     end = launcher((prompt(since),))
     handler, notifier, policy = desk(state_dir)
-    outcome = handler.handle(Answer(SID, "", since, "approve"), session(since), stale=False)
+    outcome = answer_now(handler, Answer(SID, "", since, "approve"), session(since))
     assert outcome == Outcome(True)
     assert end.typed == [b"1"]
     assert [(r.answer, r.record, r.since) for r in end.requests][:1] == [("approve", "", since)]
@@ -135,7 +147,7 @@ def test_deny_types_the_apps_deny_key(
     since = time.time() - 5
     end = launcher((prompt(since),))
     handler, _notifier, _policy = desk(state_dir)
-    assert handler.handle(Answer(SID, "", since, "deny"), session(since), stale=False).ok
+    assert answer_now(handler, Answer(SID, "", since, "deny"), session(since)).ok
     assert end.typed == [b"\x1b"]
 
 
@@ -145,7 +157,7 @@ def test_a_changed_prompt_is_refused_with_one_short_notification(
     since = time.time() - 5
     end = launcher((prompt(since + 1),))  # a newer prompt stands than the one shown
     handler, notifier, policy = desk(state_dir)
-    outcome = handler.handle(Answer(SID, "", since, "approve"), session(since), stale=False)
+    outcome = answer_now(handler, Answer(SID, "", since, "approve"), session(since))
     assert outcome == Outcome(False, f"api-server: {CHANGED}; not answered")
     assert notifier.sent == [(f"api-server: {CHANGED}; not answered", "", SID)]
     assert end.typed == []
@@ -159,7 +171,7 @@ def test_typing_since_the_prompt_appeared_is_refused(
     end = launcher((prompt(since),))
     end.last_input_at = since + 1
     handler, notifier, _policy = desk(state_dir)
-    assert not handler.handle(Answer(SID, "", since, "approve"), session(since), stale=False).ok
+    assert not answer_now(handler, Answer(SID, "", since, "approve"), session(since)).ok
     assert notifier.sent == [(f"api-server: {TYPED}; not answered", "", SID)]
     assert end.typed == []
 
@@ -180,7 +192,7 @@ def test_an_ended_or_vanished_session_is_refused_without_asking(
     since = time.time() - 5
     end = launcher((prompt(since),))
     target = AnswerTarget(SID, "", since)
-    ended = session(since).replace(alive=False, exit_code=0)
+    ended = dataclasses.replace(session(since), alive=False, exit_code=0)
     refused = deliver_answer(ended, target, "approve", where(state_dir), stale=False)
     assert refused.line == "api-server: the session has ended; not answered"
     gone = deliver_answer(None, target, "approve", where(state_dir), stale=False)
@@ -189,7 +201,7 @@ def test_an_ended_or_vanished_session_is_refused_without_asking(
 
 
 def test_a_session_id_that_is_not_one_never_becomes_a_path(tmp_path: Path) -> None:
-    bad = session(1.0).replace(id="../elsewhere")
+    bad = dataclasses.replace(session(1.0), id="../elsewhere")
     target = AnswerTarget("../elsewhere", "", 1.0)
     outcome = deliver_answer(bad, target, "approve", where(tmp_path), stale=False)
     assert outcome.line == "api-server: not a session id; not answered"
@@ -197,13 +209,13 @@ def test_a_session_id_that_is_not_one_never_becomes_a_path(tmp_path: Path) -> No
 
 def test_another_hosts_session_needs_its_host_and_a_link(tmp_path: Path) -> None:
     remote_id = "host:devbox/abc-1"
-    remote = session(1.0).replace(id=remote_id)
+    remote = dataclasses.replace(session(1.0), id=remote_id)
     target = AnswerTarget(remote_id, "", 1.0)
     unknown = deliver_answer(remote, target, "approve", where(tmp_path), stale=False)
     assert unknown.line == "api-server: no [[hosts]] entry named devbox; not answered"
 
 
-# Through the app itself: the worker's handle(), the state directory's socket path.
+# Through the app itself: its worker, the state directory's socket path.
 
 
 class FakeHost:
@@ -243,12 +255,16 @@ def test_the_app_offers_the_answer_and_carries_it_out(
         refresh_interval=0.0,
     )
     assert notifier.on_answer == app.answer
-    app.refresh()
     target = AnswerTarget(SID, "", since)
-    assert notifier.answers == [target]  # the ping offers Approve and Deny for it
-    notifier.on_answer(target, "approve")  # as the notification's button does
-    [message] = app._mailbox.take()
-    assert message == Answer(SID, "", since, "approve")
-    app.handle(message)
+    app.start_worker()
+    try:
+        # The ping offers Approve and Deny for it.
+        wait_for(lambda: notifier.answers == [target], what="the prompt's notification")
+        notifier.on_answer(target, "approve")  # as the notification's button does
+        wait_for(lambda: notifier.withdrawn, what="the notification withdrawn")
+    finally:
+        app.stop()
+    assert [(r.answer, r.record, r.since) for r in end.requests] == [("approve", "", since)]
     assert end.typed == [b"1"]
     assert notifier.withdrawn == [target]
+    assert notifier.sent == [("api-server needs approval", "approve Bash: ls", SID)]

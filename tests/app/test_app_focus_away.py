@@ -7,6 +7,7 @@ down what they were given. The away state is posted as the idle watch would post
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import socket
 import time
@@ -104,9 +105,11 @@ def test_the_menu_disables_focus_with_the_plans_reason(
     env, store, host = app_parts
     now = time.time()
     kitty = live_session("kitty", blocked("approve kitty", now), now)
-    store.write(kitty.replace(terminal={"KITTY_WINDOW_ID": "3"}))
+    store.write(dataclasses.replace(kitty, terminal={"KITTY_WINDOW_ID": "3"}))
     tmux = live_session("tmux", blocked("approve tmux", now), now)
-    store.write(tmux.replace(terminal={"TMUX": "/tmp/tmux-1/default,1,0", "TMUX_PANE": "%1"}))
+    store.write(
+        dataclasses.replace(tmux, terminal={"TMUX": "/tmp/tmux-1/default,1,0", "TMUX_PANE": "%1"})
+    )
     app = _app(env, host)
     app.start_worker()
     try:

@@ -1,5 +1,6 @@
 """The app's worker owns the policy and the memory: user actions from other threads
-reach them as messages, in order, and none is lost while the worker refreshes.
+reach them as messages, in order, and none is lost while the worker refreshes. Its
+mailbox wakes it for a message at once, and for a change unless it lets changes gather.
 
 A real TrayApp on a real state directory (sessions written as a live launcher would),
 with its icon host and notifier replaced by small fakes that only write things down.
@@ -20,6 +21,7 @@ from helpers.sessions import blocked, live_session
 from helpers.waiting import wait_for
 
 from tray.app.main import PAUSE_SECONDS, TrayApp
+from tray.app.messages import Mailbox, Resume
 from tray.core.view.overview import Overview
 from tray.state.config_file import load_config
 from tray.state.environment import Environment
@@ -93,29 +95,20 @@ def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> TrayApp:
     )
 
 
-def test_snoozes_and_pauses_from_many_threads_are_never_lost(app: TrayApp) -> None:
-    policy = app._policy  # read only once the worker has ended, below
-    due = policy.due
-    rounds = [0]
-
-    def counted() -> Any:
-        rounds[0] += 1
-        return due()
-
-    policy.due = counted  # type: ignore[method-assign]
+def test_snoozes_and_pauses_from_many_threads_are_never_lost(app: TrayApp, tmp_path: Path) -> None:
     app.start_worker()
     ids = [f"s{index:02}" for index in range(SESSIONS)]
-    wait_for(lambda: rounds[0] > 0, what="the first refresh")
+    wait_for(lambda: app.refreshes > 0, what="the first refresh")
     start = threading.Barrier(THREADS)
 
     def refreshed_since(seen: int) -> bool:
-        return rounds[0] > seen
+        return app.refreshes > seen
 
     def user(number: int) -> None:
         mine = ids[number::THREADS]
         start.wait()
         for round_ in range(ROUNDS):
-            seen = rounds[0]
+            seen = app.refreshes
             for sid in mine:
                 app.unsnooze(sid)
                 app.snooze_hour(sid)
@@ -128,23 +121,77 @@ def test_snoozes_and_pauses_from_many_threads_are_never_lost(app: TrayApp) -> No
             wait_for(partial(refreshed_since, seen), interval=0.001, what="a refresh")
 
     threads = [threading.Thread(target=user, args=(n,)) for n in range(THREADS)]
-    before = rounds[0]
+    before = app.refreshes
     posted_at = time.time()
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
     app.pause_hour()  # the last word, after every thread's
-    wait_for(lambda: len(app._mailbox) == 0, what="every message handled")
+    wait_for(lambda: app.waiting == 0, what="every message taken")
     wait_for(lambda: app.paused, what="the last pause")
-    app.stop()
-    assert rounds[0] - before >= ROUNDS
+    app.stop()  # the worker ends once the messages it took are handled
+    assert app.refreshes - before >= ROUNDS
 
-    memory = load_memory(app._memory_path, logging.getLogger("test"))
+    policy = app.policy  # read once the worker has ended
+    memory = load_memory(tmp_path / "state" / FILE_NAME, logging.getLogger("test"))
     for sid in ids:
         until = policy.snoozed_until(sid)
         assert until is not None and until >= posted_at + PAUSE_SECONDS, sid
         assert memory.snoozed.get(sid) == until, sid
     assert policy.paused_until is not None and policy.paused_until == memory.paused_until
     assert all(ids[n] in memory.seen for n in range(THREADS))
-    assert (app._memory_path.parent / FILE_NAME) == app._memory_path
+
+
+# The mailbox: the one place the worker sleeps.
+
+# Long enough that a wait ended by it is plainly not ended by what the test did.
+LONG = 20.0
+
+
+def timed_wait(mailbox: Mailbox, timeout: float, *, changes: bool) -> float:
+    started = time.monotonic()
+    mailbox.wait(timeout, changes=changes)
+    return time.monotonic() - started
+
+
+def test_a_message_from_another_thread_wakes_the_worker_whatever_it_listens_for() -> None:
+    mailbox = Mailbox()
+    for changes in (True, False):
+        poster = threading.Timer(0.05, mailbox.post, (Resume(),))
+        poster.start()
+        assert timed_wait(mailbox, LONG, changes=changes) < LONG / 2
+        poster.join()
+        assert mailbox.take() == [Resume()]
+
+
+def test_a_change_wakes_the_worker_only_while_it_listens_for_changes() -> None:
+    mailbox = Mailbox()
+    setter = threading.Timer(0.05, mailbox.changed.set)
+    setter.start()
+    assert timed_wait(mailbox, LONG, changes=True) < LONG / 2
+    setter.join()
+    # Set already: a worker that listens does not sleep at all.
+    assert timed_wait(mailbox, LONG, changes=True) < LONG / 2
+    # Letting changes gather, it sleeps its time out; many changes are one flag.
+    for _ in range(100):
+        mailbox.changed.set()
+    assert timed_wait(mailbox, 0.2, changes=False) >= 0.2
+    assert mailbox.take() == []
+    mailbox.changed.clear()
+    setter = threading.Timer(0.05, mailbox.changed.set)
+    setter.start()
+    assert timed_wait(mailbox, 0.5, changes=False) >= 0.5
+    setter.join()
+
+
+def test_closing_wakes_the_worker_for_good_and_later_posts_are_dropped() -> None:
+    mailbox = Mailbox()
+    closer = threading.Timer(0.05, mailbox.close)
+    closer.start()
+    assert timed_wait(mailbox, LONG, changes=False) < LONG / 2
+    closer.join()
+    assert mailbox.closed
+    mailbox.post(Resume())
+    assert len(mailbox) == 0
+    assert timed_wait(mailbox, LONG, changes=False) < LONG / 2

@@ -3,7 +3,8 @@ prompt pings (so it can follow the user to the phone), and so do its reminders."
 
 from __future__ import annotations
 
-from app.test_policy import START, ids, make, obs, run_until
+from helpers.policy_scenarios import START, ids, make, obs, run_until
+
 from tray.core.config import PolicySettings
 from tray.core.policy.schedule import reminder_offset
 

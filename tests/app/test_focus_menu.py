@@ -3,6 +3,7 @@ when Focus can do nothing, after a focus that only partly worked, and while away
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import logging
 import time
@@ -33,7 +34,9 @@ def pystray_without_display(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
 
 
 def session(session_id: str, terminal: dict[str, str]) -> Session:
-    return live_session(session_id, (), NOW).replace(name=f"name-{session_id}", terminal=terminal)
+    return dataclasses.replace(
+        live_session(session_id, (), NOW), name=f"name-{session_id}", terminal=terminal
+    )
 
 
 def submenu(menu: Any, row: Any) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 
 import pytest
@@ -104,9 +105,11 @@ def test_label_falls_back_to_the_derived_name() -> None:
 
 
 def test_a_shell_that_reported_its_directory_is_known_by_it() -> None:
-    reported = session("s1", name="fish", cwd="/home/me/web").replace(cwd_reported=True)
+    reported = dataclasses.replace(
+        session("s1", name="fish", cwd="/home/me/web"), cwd_reported=True
+    )
     assert session_label(reported) == "fish · web"
-    assert session_label(reported.replace(cwd_reported=False)) == "fish"
+    assert session_label(dataclasses.replace(reported, cwd_reported=False)) == "fish"
 
 
 @pytest.mark.parametrize(

@@ -13,6 +13,7 @@ until:
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shutil
@@ -100,7 +101,7 @@ def measure(samples: int = SAMPLES) -> list[float]:
                 raise RuntimeError("the link never delivered the first state")
             latencies = []
             for index in range(samples):
-                remote.write(base.replace(updated_at=time.time()))
+                remote.write(dataclasses.replace(base, updated_at=time.time()))
                 time.sleep(GAP)
                 msg = f"approve step {index}"
                 waiter.expect(msg)
@@ -154,7 +155,7 @@ def measure_notify(samples: int = SAMPLES) -> list[float]:
         base = make_session("4242-bench", "working")
         latencies = []
         for index in range(samples):
-            remote.write(base.replace(updated_at=time.time()))
+            remote.write(dataclasses.replace(base, updated_at=time.time()))
             time.sleep(GAP)
             count = len(_notify_times(watch))
             written = time.time()

@@ -12,6 +12,7 @@ import pytest
 
 import tray
 from tray.cli import main, parse_run_args
+from tray.command_table import COMMANDS
 from tray.state.environment import Environment
 
 from .conftest import Tray
@@ -75,6 +76,27 @@ def test_usage_errors_are_one_line_and_exit_2(tray_home: Tray, args: tuple[str, 
     (line,) = result.stderr.splitlines()
     assert line.startswith("tray")
     assert "--help" in line
+
+
+def test_an_unknown_command_lists_only_the_public_ones(tray_home: Tray) -> None:
+    result = tray_home.run("bogus")
+    assert (result.returncode, result.stdout) == (2, "")
+    (line,) = result.stderr.splitlines()
+    assert "invalid choice: 'bogus'" in line  # the words an older tray is known by over ssh
+    listed = line.partition("(choose from ")[2].partition(")")[0]
+    shown = [entry.name for entry in COMMANDS if entry.help is not None]
+    assert listed == f"{', '.join(shown[:-1])} or {shown[-1]}"
+    assert "_finished" not in line
+
+
+def test_the_hidden_command_still_runs(tray_home: Tray) -> None:
+    # The shell hooks call it; hiding it from the choices must not turn it away.
+    result = tray_home.run(
+        "_finished", "--cmdline", "make test", "--status", "0", "--duration", "40"
+    )
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+    (session,) = tray_home.state_dir.glob("*.json")
+    assert '"make test"' in session.read_text()
 
 
 def test_python_m_tray_is_the_console_script(tray_home: Tray) -> None:

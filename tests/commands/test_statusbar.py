@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -123,7 +124,9 @@ def test_most_urgent_wins_and_the_tooltip_lists_sessions(tray_home: Tray) -> Non
     now = time.time()
     for state in ("working", "done", "blocked", "idle"):
         tray_home.write_session(session_in(state, now))
-    second = session_in("blocked", now).replace(id="s-blocked-2", name="other", name_given=True)
+    second = dataclasses.replace(
+        session_in("blocked", now), id="s-blocked-2", name="other", name_given=True
+    )
     tray_home.write_session(second)
     document = waybar(tray_home)
     assert (document["text"], document["class"]) == ("\u26a0 2", "blocked")
@@ -308,7 +311,8 @@ def test_watch_prints_changes_once_and_stops_cleanly(tray_home: Tray, watches: l
     first = json.loads(watch.next_line())
     assert (first["text"], first["class"]) == ("\u25cf 1", "working")
 
-    blocked = working.replace(
+    blocked = dataclasses.replace(
+        working,
         updated_at=now,
         records=(make_record("", "blocked", now, kind="question", app="cargo", msg="which?"),),
     )
@@ -324,13 +328,16 @@ def test_watch_prints_changes_once_and_stops_cleanly(tray_home: Tray, watches: l
     try:
         with reads.lock:
             mark = len(reads.events)
-        tray_home.write_session(blocked.replace(updated_at=now + 1, last_input_at=now + 1))
+        tray_home.write_session(
+            dataclasses.replace(blocked, updated_at=now + 1, last_input_at=now + 1)
+        )
         wait_for(lambda: reads.read_after_replace(mark, path.name))
     finally:
         observer.stop()
         observer.join(timeout=5)
 
-    done = blocked.replace(
+    done = dataclasses.replace(
+        blocked,
         updated_at=now + 2,
         records=(make_record("", "done", now + 2, app="cargo", msg="built"),),
     )

@@ -24,6 +24,10 @@ from tray.core.away_config import (
 )
 
 SECRET = "TOKEN-9f2c"  # noqa: S105 - made up, hunted for in every message
+# Above 0, not ">= 0": zero is refused, as a bad duration is, with the same words.
+EXPECTED_AFTER = (
+    'expected a duration above 0: a number of seconds, or text such as "30s", "5m", "1h"'
+)
 
 
 # -- the tracker ---------------------------------------------------------------------------
@@ -121,16 +125,22 @@ def test_every_key() -> None:
     assert parse_away({"after": 12}).after == 12.0
 
 
+def test_the_after_error_says_only_what_is_accepted() -> None:
+    for refused in (0, 0.0, "0s", "0m", -5, "soon", True):
+        with pytest.raises(AwayConfigError) as caught:
+            parse_away({"after": refused})
+        assert caught.value.problem == EXPECTED_AFTER
+    for accepted, seconds in ((0.5, 0.5), (1, 1.0), ("1ms", 0.001), ("5m", 300.0)):
+        assert parse_away({"after": accepted}).after == seconds
+
+
 @pytest.mark.parametrize(
     ("table", "message"),
     [
         ([], "away: expected a table ([away])"),
         ({"aftr": "5m"}, "away.aftr: unknown key (known: after, forward, states)"),
-        (
-            {"after": "soon"},
-            'away.after: expected a number of seconds >= 0 or a duration such as "30s", "5m", "1h"',
-        ),
-        ({"after": 0}, 'away.after: expected a duration above 0, such as "5m"'),
+        ({"after": "soon"}, f"away.after: {EXPECTED_AFTER}"),
+        ({"after": 0}, f"away.after: {EXPECTED_AFTER}"),
         ({"states": ["blocked", "idle"]}, 'away.states: expected a list of states from "blocked", '
          '"error", "done"'),
         ({"forward": f"ntfy://{SECRET}"}, 'away.forward: expected a list of Apprise URLs such as '

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import io
 import re
-import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
 import pytest
+from helpers.app_imports import app_libraries_imported
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
@@ -491,19 +490,14 @@ def test_a_bad_away_table_names_its_key_and_never_its_secret(
     assert "SECRET" not in message
 
 
-def test_away_is_only_read_for_a_config_that_has_it() -> None:
-    # `tray run` reads the config: without [away] it imports nothing for it, and with
-    # it never Apprise (whether Apprise knows a URL is the app's question).
+def test_a_config_with_away_is_read_without_apprise() -> None:
+    # `tray run` reads the config: whether Apprise knows a URL is the app's question.
     code = (
-        "import sys\n"
         "from tray.core.config import parse_config\n"
-        "parse_config({})\n"
-        "assert 'tray.core.away_config' not in sys.modules\n"
-        "parse_config({'away': {'forward': ['ntfys://ntfy.sh/t']}})\n"
-        "assert 'tray.core.away_config' in sys.modules\n"
-        "assert not any(name.split('.')[0] == 'apprise' for name in sys.modules)\n"
+        "config = parse_config({'away': {'forward': ['ntfys://ntfy.sh/t']}})\n"
+        "assert config.away is not None and config.away.schemes == ('ntfys',)\n"
     )
-    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+    assert app_libraries_imported(code) == set()
 
 
 def test_the_readmes_configuration_example_is_a_valid_config() -> None:
@@ -517,28 +511,24 @@ def test_the_readmes_configuration_example_is_a_valid_config() -> None:
     assert config.away.schemes == ("ntfys",)
 
 
-def test_load_config_without_a_file_imports_no_slow_module(tmp_path: Path) -> None:
-    # Every `tray run` loads the config, and most find no file: then none of re, json,
-    # tomllib or pathlib, each milliseconds of a start. Without site, as an editable
-    # install's finder imports pathlib and re at start-up itself.
-    slow = ("re", "json", "tomllib", "pathlib", "enum", "functools", "collections", "typing")
+@pytest.mark.parametrize(
+    ("text", "keep_ended"),
+    [(None, Config().sessions.keep_ended), ('[sessions]\nkeep_ended = "2h"\n', 7200.0)],
+    ids=["no file", "a file"],
+)
+def test_loading_the_config_imports_none_of_the_apps_libraries(
+    tmp_path: Path, text: str | None, keep_ended: float
+) -> None:
+    # Every command and each `tray run` loads it; none of them is the app.
+    if text is not None:
+        write_config(tmp_path, text)
+    environment = f"Environment(environ={{'XDG_CONFIG_HOME': {str(tmp_path)!r}}})"
     code = (
-        "import sys\n"
         "from tray.state.environment import Environment\n"
         "from tray.state.config_file import load_config\n"
-        f"load_config(Environment(environ={{'XDG_CONFIG_HOME': {str(tmp_path)!r}}}))\n"
-        f"print(sorted(set(sys.modules) & {set(slow)!r}))\n"
+        f"assert load_config({environment}).sessions.keep_ended == {keep_ended!r}\n"
     )
-    root = Path(__file__).resolve().parents[2]
-    result = subprocess.run(
-        [sys.executable, "-S", "-c", code],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    )
-    assert result.stdout == "[]\n"
+    assert app_libraries_imported(code) == set()
 
 
 def test_load_config_names_the_file_in_its_errors(tmp_path: Path) -> None:

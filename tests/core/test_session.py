@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from typing import Any
@@ -54,7 +55,7 @@ BASE = Session(
 
 
 def program(*records: Record, **changes: Any) -> Session:
-    return BASE.replace(source="program", records=records, **changes)
+    return dataclasses.replace(BASE, source="program", records=records, **changes)
 
 
 # --- state --------------------------------------------------------------------------------
@@ -182,7 +183,9 @@ def test_to_public_has_the_contract_shape() -> None:
 
 
 def test_to_file_adds_version_and_private_fields() -> None:
-    session = BASE.replace(pid_start="12345", last_input_at=3.5, terminal={"tmux": "%1"})
+    session = dataclasses.replace(
+        BASE, pid_start="12345", last_input_at=3.5, terminal={"tmux": "%1"}
+    )
     document = session.to_file()
     assert document["version"] == FORMAT_VERSION
     assert {k: v for k, v in document.items() if k in session.to_public()} == session.to_public()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -33,7 +34,7 @@ def answers(session: Session, settings: AnswerSettings | None = None) -> list[ob
 
 
 def test_a_blocked_permission_of_an_app_with_keys_offers_both() -> None:
-    session = BASE.replace(records=(blocked(),))
+    session = dataclasses.replace(BASE, records=(blocked(),))
     assert answers(session) == [["approve", "deny"]]
     assert session.to_public()["records"][0]["since"] == 5.0
 
@@ -41,23 +42,25 @@ def test_a_blocked_permission_of_an_app_with_keys_offers_both() -> None:
 def test_nothing_is_offered_otherwise() -> None:
     child = Record("task", "blocked", "permission", None, "codex", None, None, 6.0, 6.0)
     working = Record("", "working", None, None, "codex", None, None, 6.0, 6.0)
-    assert answers(BASE.replace(records=(working, child))) == [[], ["approve", "deny"]]
-    assert answers(BASE.replace(records=(blocked(app="pi"),))) == [[]]
-    assert answers(BASE.replace(records=(blocked(kind="question"),))) == [[]]
-    assert answers(BASE.replace(records=(blocked(),), exit_code=0)) == [[]]
-    assert answers(BASE.replace(records=(blocked(),), alive=False)) == [[]]
-    assert answers(BASE.replace(records=(blocked(),)), AnswerSettings(enabled=False)) == [[]]
+    assert answers(dataclasses.replace(BASE, records=(working, child))) == [[], ["approve", "deny"]]
+    assert answers(dataclasses.replace(BASE, records=(blocked(app="pi"),))) == [[]]
+    assert answers(dataclasses.replace(BASE, records=(blocked(kind="question"),))) == [[]]
+    assert answers(dataclasses.replace(BASE, records=(blocked(),), exit_code=0)) == [[]]
+    assert answers(dataclasses.replace(BASE, records=(blocked(),), alive=False)) == [[]]
+    assert answers(
+        dataclasses.replace(BASE, records=(blocked(),)), AnswerSettings(enabled=False)
+    ) == [[]]
 
 
 def test_the_status_document_uses_the_readers_settings() -> None:
-    session = BASE.replace(records=(blocked(),))
+    session = dataclasses.replace(BASE, records=(blocked(),))
     document = status_document([session], AnswerSettings(enabled=False))
     assert document["sessions"][0]["records"][0]["answers"] == []
     assert status_document([session])["sessions"][0]["records"][0]["answers"] == ["approve", "deny"]
 
 
 def test_the_last_answer_goes_through_the_file() -> None:
-    session = BASE.replace(answered=Answered("", 5.0, "deny", 7.5))
+    session = dataclasses.replace(BASE, answered=Answered("", 5.0, "deny", 7.5))
     document = json.loads(json.dumps(session.to_file()))
     assert document["answered"] == {"record": "", "since": 5.0, "answer": "deny", "at": 7.5}
     assert Session.from_file(document).answered == Answered("", 5.0, "deny", 7.5)

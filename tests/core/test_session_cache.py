@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import subprocess
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,7 +18,7 @@ from tray.state.store import Problem, StateStore, process_start_token
 NOW = 1_764_470_000.0
 
 
-def working(session_id: str, msg: str, started: float = NOW, **changes: object) -> Session:
+def working(session_id: str, msg: str, started: float = NOW, **changes: Any) -> Session:
     """A working session whose launcher is this test process, so it stays alive."""
     session = Session(
         id=session_id,
@@ -31,7 +33,7 @@ def working(session_id: str, msg: str, started: float = NOW, **changes: object) 
         records=(Record("", "working", None, None, "agent", None, msg, started),),
         pid_start=process_start_token(os.getpid()),
     )
-    return session.replace(**changes)
+    return replace(session, **changes)
 
 
 @pytest.fixture

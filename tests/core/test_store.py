@@ -10,7 +10,9 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers.files import umask
@@ -40,9 +42,9 @@ def record(record_id: str, state: str, at: float = NOW, **fields: object) -> Rec
     return make_record(record_id, state, at, **fields)
 
 
-def live_session(session_id: str, **changes: object) -> Session:
+def live_session(session_id: str, **changes: Any) -> Session:
     """A session whose launcher is this very test process, so liveness keeps it alive."""
-    return make_session(session_id, NOW).replace(**changes)
+    return replace(make_session(session_id, NOW), **changes)
 
 
 @pytest.fixture
@@ -290,7 +292,7 @@ def test_expired_is_strictly_past_the_keep_time() -> None:
     ended = live_session("s", alive=False, exit_code=0, updated_at=NOW)
     assert not expired(ended, NOW + 60, 60)
     assert expired(ended, NOW + 60.5, 60)
-    assert not expired(ended.replace(alive=True), NOW + 10**6, 60)
+    assert not expired(replace(ended, alive=True), NOW + 10**6, 60)
 
 
 def test_prune_clears_temp_files_of_dead_writers_only(
@@ -353,6 +355,7 @@ def test_a_file_rewritten_after_reading_is_not_removed(store: StateStore) -> Non
 
 WRITER = """
 import os, sys, time
+from dataclasses import replace
 from tray.state.environment import Environment
 from tray.protocol.records import Record
 from tray.core.session import Session
@@ -368,7 +371,7 @@ for step in range(1, rounds + 1):
     # done records, which outlive the writer: liveness keeps them after it exits.
     records = tuple(Record(f"r{i:03}", "done", None, None, "app", None, "m" * (i * 13),
                            float(step)) for i in range(count))
-    store.write(base.replace(name=f"n{count}", updated_at=float(step), records=records))
+    store.write(replace(base, name=f"n{count}", updated_at=float(step), records=records))
 """
 
 
@@ -409,6 +412,39 @@ def test_concurrent_writers_never_give_torn_reads_or_lost_files(store: StateStor
     assert problems == []
     assert [s.updated_at for s in final] == [float(rounds)] * len(ids)
     assert sorted(p.name for p in store.directory.iterdir()) == [f"{i}.json" for i in ids]
+
+
+RECORDS = """
+import os, sys
+from tray.protocol.records import Record
+from tray.core.session import Session
+from tray.state.store import StateStore
+
+records = tuple(
+    Record(f"r{i:02}", "done", None, None, "agent", "t\\u00e9", "m\\U0001f600\\n", 1.5 + i)
+    for i in range(int(sys.argv[2]))
+)
+session = Session(id="1-abc", name="n\\udcff", command=("x",), cwd="/", pid=1, child_pid=None,
+                  started_at=1.0, updated_at=2.0, records=records)
+StateStore(sys.argv[1]).write(session)
+"""
+
+
+@pytest.mark.parametrize("records", [3, 17])
+def test_a_file_holds_the_text_json_writes(tmp_path: Path, records: int) -> None:
+    # Written by a fresh process: there a small table goes through the store's own JSON
+    # writer (json is not loaded yet), past PURE_WRITER_RECORDS through json's.
+    env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}
+    subprocess.run(
+        [sys.executable, "-c", RECORDS, str(tmp_path), str(records)],
+        env=env,
+        check=True,
+        timeout=60,
+    )
+    written = (tmp_path / "1-abc.json").read_text()
+    session = StateStore(tmp_path).read(tmp_path / "1-abc.json")
+    assert len(session.records) == records
+    assert written == json.dumps(session.to_file(), separators=(",", ":"))
 
 
 # Where the directory is.

@@ -1,67 +1,44 @@
-"""What the state files' modules cost `tray run`: none of json, re, enum, pathlib and the
-like, which take milliseconds of every start, unless a file is really read.
-
-Each probe runs in a fresh interpreter without ``site`` (``-S``) and with an environment
-of its own: a venv's start-up (an editable install's finder) may import pathlib and re
-itself, which would hide them.
-"""
+"""Reading and writing the state directory never brings the tray app's libraries in:
+every command and each ``tray run`` does it, and none of them is the app."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-
-import tray
-from tray.state.store import StateStore
-
-PROJECT_ROOT = Path(tray.__file__).resolve().parent.parent
-# Each costs milliseconds at import; ``collections`` and ``functools`` come with
-# contextlib and typing, ``fnmatch`` and ``urllib`` with pathlib.
-SLOW = ("json", "re", "enum", "pathlib", "contextlib", "collections", "functools", "typing")
+from helpers.app_imports import app_libraries_imported
 
 
-def imported_by(code: str, directory: Path | None = None, **environ: str) -> set[str]:
-    """The slow modules in the interpreter after ``code`` ran, in a fresh one."""
-    probe = (
-        f"import sys\nsys.path.insert(0, {str(PROJECT_ROOT)!r})\n{code}\n"
-        f"print(' '.join(sorted(set(sys.modules) & {set(SLOW)!r})))\n"
-    )
-    result = subprocess.run(
-        [sys.executable, "-S", "-c", probe],
-        env={"PROBE_DIRECTORY": str(directory), **environ},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    return set(result.stdout.split())
+@pytest.mark.parametrize("library", ["asyncio", "watchdog", "tray.outlets"])
+def test_the_probe_sees_an_app_library(library: str) -> None:
+    assert library in app_libraries_imported(f"import {library}")
 
 
-def test_the_probe_sees_a_slow_module() -> None:
-    assert imported_by("import json") >= {"json", "re", "enum"}
+def test_the_probe_sees_a_submodule_as_its_library() -> None:
+    assert "watchdog" in app_libraries_imported("import watchdog.events")
 
 
 @pytest.mark.parametrize(
     "module",
     [
-        "tray.base.json_text",
-        "tray.core.session",
+        "tray.state.environment",
         "tray.state.store",
+        "tray.state.session_cache",
         "tray.state.logs",
+        "tray.state.marks_file",
+        "tray.state.app_lock",
+        "tray.state.config_file",
         "tray.launcher.answer_socket",
         "tray.launcher.recorder",
     ],
 )
-def test_importing_brings_none_of_the_slow_modules(module: str) -> None:
-    assert imported_by(f"import {module}") == set()
+def test_importing_brings_none_of_the_app_libraries(module: str) -> None:
+    assert app_libraries_imported(f"import {module}") == set()
 
 
 LAUNCHER = """
 import os, time
+from dataclasses import replace
 from tray.launcher.answer_socket import AnswerSocket, socket_path
 from tray.state.logs import LauncherLog
 from tray.core.session import Session
@@ -76,9 +53,10 @@ session = Session(id=f"{os.getpid()}-abc", name="true", command=("true",), cwd="
 store.write(session)
 log = LauncherLog(os.path.join(directory, "launcher.log"), session.id, time.time)
 log("started")
-assert store.prune(time.time(), 3600) == 0
+store.write(replace(session, id="1-other"))
+assert StateStore(directory).prune(time.time(), 3600) == 0
 answers = AnswerSocket(socket_path(directory, session.id), None, None)
-store.write(session.replace(child_pid=1))
+store.write(replace(session, child_pid=1))
 answers.close()
 store.write(session.ended(0, time.time()))
 log.close()
@@ -86,44 +64,43 @@ assert store.remove(session.id)
 """
 
 
-def test_the_launchers_calls_on_an_empty_directory_bring_none(tmp_path: Path) -> None:
-    # What a `tray run` does with its state directory: its own file is never read back.
-    assert imported_by(LAUNCHER, tmp_path) == set()
+def test_a_launchers_calls_on_its_state_directory_bring_none(tmp_path: Path) -> None:
+    # What a `tray run` does with its state directory, with another session's file read.
+    assert app_libraries_imported(LAUNCHER, PROBE_DIRECTORY=str(tmp_path)) == set()
 
 
-def test_a_prune_that_reads_another_sessions_file_brings_json(tmp_path: Path) -> None:
-    # The test above means something: a file this process did not write is read, with json.
-    other = (
-        "store.write(session.replace(id='1-other'))\n"
-        "assert StateStore(directory).prune(time.time(), 3600) == 0\n"
-    )
-    assert "json" in imported_by(LAUNCHER + other, tmp_path)
-
-
-RECORDS = """
-import os, time
-from tray.protocol.records import Record
+READER = """
+import logging, os, time
+from pathlib import Path
 from tray.core.session import Session
+from tray.core.view.overview import AppMemory
+from tray.state.app_lock import app_lock_held
+from tray.state.marks_file import load_memory, save_memory
+from tray.state.session_cache import SessionCache
 from tray.state.store import StateStore
 
-records = tuple(
-    Record(f"r{i:02}", "done", None, None, "agent", "t\\u00e9", "m\\U0001f600\\n", 1.5 + i)
-    for i in range(int(os.environ["PROBE_RECORDS"]))
-)
-session = Session(id="1-abc", name="n\\udcff", command=("x",), cwd="/", pid=1, child_pid=None,
-                  started_at=1.0, updated_at=2.0, records=records)
-StateStore(os.environ["PROBE_DIRECTORY"]).write(session)
+directory = Path(os.environ["PROBE_DIRECTORY"])
+store = StateStore(directory)
+store.ensure()
+for session_id in ("1-ended", "2-running"):
+    store.write(Session(id=session_id, name="n", command=("x",), cwd="/", pid=os.getpid(),
+                        child_pid=None, started_at=1.0, updated_at=2.0))
+store.write(store.read(store.path_for("1-ended")).ended(0, 3.0))
+(directory / "bad.json").write_text("{")
+sessions, problems = store.read_all(time.time())
+assert len(sessions) == 2 and len(problems) == 1, (sessions, problems)
+cache = SessionCache(store)
+cache.rescan()
+cache.reload(["2-running.json"])
+assert len(cache.sessions()[0]) == 2
+assert store.dismiss("2-running").value == "running"
+assert store.dismiss_ended() == ["1-ended"]
+save_memory(directory / "app.state", AppMemory(paused_until=5.0))
+assert load_memory(directory / "app.state", logging.getLogger("probe")).paused_until == 5.0
+assert not app_lock_held(directory)
 """
 
 
-@pytest.mark.parametrize(("records", "json_imported"), [(3, False), (17, True)])
-def test_a_file_is_written_as_json_writes_it_with_json_or_without(
-    tmp_path: Path, records: int, json_imported: bool
-) -> None:
-    # Up to PURE_WRITER_RECORDS the pure writer, past it json's own: the same text.
-    imported = imported_by(RECORDS, tmp_path, PROBE_RECORDS=str(records))
-    assert ("json" in imported) is json_imported
-    written = (tmp_path / "1-abc.json").read_text()
-    session = StateStore(tmp_path).read(tmp_path / "1-abc.json")
-    assert len(session.records) == records
-    assert written == json.dumps(session.to_file(), separators=(",", ":"))
+def test_reading_and_dismissing_sessions_bring_none(tmp_path: Path) -> None:
+    # What `tray status`, `tray dismiss` and `tray answer` do with the state directory.
+    assert app_libraries_imported(READER, PROBE_DIRECTORY=str(tmp_path)) == set()

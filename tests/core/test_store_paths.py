@@ -9,10 +9,8 @@ from pathlib import Path, PurePosixPath
 
 import pytest
 from helpers.sessions import make_session
-from hypothesis import given
-from hypothesis import strategies as st
 
-from tray.state.store import Dismissal, Problem, StateStore, _pure_path
+from tray.state.store import StateStore
 
 NOW = 1_764_470_000.0
 
@@ -42,14 +40,9 @@ def test_a_string_and_a_path_make_the_same_store(
     "written", ["state/", "state//", "./state/.", "state/./", "/tmp//state", "//net/state", "."]
 )
 def test_a_string_reads_as_its_path_does(written: str) -> None:
-    # Messages name the directory as a Path always printed it.
-    assert _pure_path(written) == str(PurePosixPath(written))
+    # Messages name the directory as a Path prints it.
     assert str(StateStore(written).directory) == str(PurePosixPath(written))
-
-
-@given(st.text(st.sampled_from("/.a"), max_size=12))
-def test_pure_path_is_what_pathlib_prints(written: str) -> None:
-    assert _pure_path(written) == str(PurePosixPath(written))
+    assert StateStore(written).path_for("s1") == Path(written, "s1.json")
 
 
 def test_a_file_in_the_way_is_named_as_a_path_would_name_it(tmp_path: Path) -> None:
@@ -83,14 +76,3 @@ def test_a_file_removed_by_another_is_not_counted(tmp_path: Path) -> None:
     store.write(make_session("old", NOW - 7200).ended(0, NOW - 7200))
     StateStore(tmp_path).remove("old")
     assert store.prune(NOW, 3600) == 0
-
-
-def test_dismissal_is_three_distinct_constants() -> None:
-    outcomes = [Dismissal.REMOVED, Dismissal.NOT_FOUND, Dismissal.RUNNING]
-    assert len({id(outcome) for outcome in outcomes}) == 3
-    assert [o.value for o in outcomes] == ["removed", "not found", "running"]
-    assert repr(Dismissal.RUNNING) == "<Dismissal.RUNNING: 'running'>"
-
-
-def test_problem_keeps_its_path() -> None:
-    assert Problem(Path("/x/a.json"), "why").path == Path("/x/a.json")

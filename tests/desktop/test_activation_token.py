@@ -16,6 +16,7 @@ Debian 12, so FakePtyxis stands in for its bus interface, and records the token.
 """
 
 import asyncio
+import dataclasses
 import logging
 import os
 import threading
@@ -205,7 +206,7 @@ def test_a_click_hands_the_token_through_the_app_to_the_terminal(
     store.ensure()
     now = time.time()
     session = live_session("p1", blocked("approve Bash: ls", now), now)
-    store.write(session.replace(terminal={"PTYXIS_VERSION": "46.2"}))
+    store.write(dataclasses.replace(session, terminal={"PTYXIS_VERSION": "46.2"}))
     env = Environment(
         environ={
             "TRAY_STATE_DIR": str(state),

@@ -10,6 +10,7 @@ says why.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import re
@@ -19,8 +20,8 @@ from pathlib import Path
 
 import pytest
 from helpers.launcher_end import LauncherEnd
-from helpers.sessions import blocked, live_session
-from helpers.waiting import wait_for
+from helpers.sessions import live_session
+from helpers.waiting import barrier, wait_for
 
 from tray.core.answer_gate import CHANGED
 from tray.core.answer_target import APPROVE_LABEL, DENY_LABEL, AnswerTarget
@@ -34,7 +35,8 @@ from .services import BusMonitor, Dunst, MenuDunst, start_menu_dunst, stop_proce
 from .test_notifier import Recorder
 
 SID = "4711-api"
-CONFIG = "[notify]\nsettle = 0.5\n"
+SETTLE = 0.5
+CONFIG = f"[notify]\nsettle = {SETTLE}\n"
 LOG = logging.getLogger("test-answer")
 
 
@@ -158,7 +160,9 @@ def test_withdraw_closes_the_prompts_notifications_only(
 def blocked_session(state_dir: Path, since: float) -> Session:
     """A live session (this test stands in for its launcher) blocked on a permission
     prompt of claude-code since ``since``."""
-    session = live_session(SID, (prompt(since),), time.time()).replace(name="api-server")
+    session = dataclasses.replace(
+        live_session(SID, (prompt(since),), time.time()), name="api-server"
+    )
     StateStore(state_dir).ensure()
     StateStore(state_dir).write(session)
     return session
@@ -266,18 +270,10 @@ def answered_press(
     return menu_dunst, app, end, monitor, since
 
 
-def barrier(state_dir: Path, monitor: BusMonitor, count: int) -> list[str]:
-    """A session blocked from now on: once its ping is on the bus, any ping due before
-    it is too. Every summary so far, the barrier's last."""
-    now = time.time()
-    StateStore(state_dir).write(live_session("marker", blocked("marker", now), now))
-    return [call.summary for call in monitor.wait_for_notify(count, TIMEOUT)]
-
-
 def test_the_state_right_after_an_answer_does_not_ping(
     xvfb_display: str, desktop_env: dict[str, str], tmp_path: Path, trayer: object
 ) -> None:
-    config = "[notify]\nsettle = 0.5\ndone_after = 0\n"
+    config = f"[notify]\nsettle = {SETTLE}\ndone_after = 0\n"
     menu_dunst, app, end, monitor, since = answered_press(
         APPROVE_LABEL, config, xvfb_display, desktop_env, tmp_path
     )
@@ -285,11 +281,13 @@ def test_the_state_right_after_an_answer_does_not_ping(
         # As the launcher writes it: the answer noted, and the agent's turn over at once.
         now = time.time()
         done = Record("", "done", None, None, "claude-code", None, "Done.", now, now)
-        session = live_session(SID, (done,), now).replace(
-            name="api-server", answered=Answered("", since, "approve", now)
+        session = dataclasses.replace(
+            live_session(SID, (done,), now),
+            name="api-server",
+            answered=Answered("", since, "approve", now),
         )
         StateStore(app.state_dir).write(session)
-        assert barrier(app.state_dir, monitor, 2) == [
+        assert barrier(app.state_dir, monitor, 2, SETTLE) == [
             "api-server needs approval",
             "marker needs approval",
         ]
@@ -304,7 +302,7 @@ def test_the_state_right_after_an_answer_does_not_ping(
 def test_after_an_answer_its_reminders_stop(
     xvfb_display: str, desktop_env: dict[str, str], tmp_path: Path, trayer: object
 ) -> None:
-    config = "[notify]\nsettle = 0.5\nremind = 2\n"
+    config = f"[notify]\nsettle = {SETTLE}\nremind = 2\n"
     menu_dunst, app, end, monitor, since = answered_press(
         DENY_LABEL, config, xvfb_display, desktop_env, tmp_path
     )
@@ -314,8 +312,7 @@ def test_after_an_answer_its_reminders_stop(
         answered_at = time.time()
         before = [call.summary for call in monitor.notify_calls()]
         due = next(since + 2 * 2**n for n in range(8) if since + 2 * 2**n > answered_at + 1)
-        wait_for(lambda: time.time() > due + 1, TIMEOUT, what="the next reminder's moment")
-        assert barrier(app.state_dir, monitor, len(before) + 1) == [
+        assert barrier(app.state_dir, monitor, len(before) + 1, SETTLE, after=due) == [
             *before,
             "marker needs approval",
         ]

@@ -19,8 +19,7 @@ import pytest
 from agents.agents import start_claude, start_codex
 from agents.standins import FakeAnthropic, FakeResponses
 from agents.terminal import PlayedTerminal
-from helpers.sessions import blocked, live_session
-from helpers.waiting import wait_for
+from helpers.waiting import barrier, wait_for
 
 from tray.core.answer_target import APPROVE_LABEL, DENY_LABEL
 from tray.core.session import Session
@@ -30,8 +29,12 @@ from .apps import TIMEOUT, RunningApp, start_app_process
 from .services import BusMonitor, MenuDunst, start_menu_dunst, stop_process
 
 # done_after = 0: a state after the answer that were let through would ping at once.
-CONFIG = "[notify]\nsettle = 0.5\ndone_after = 0\n"
+SETTLE = 0.5
+CONFIG = f"[notify]\nsettle = {SETTLE}\ndone_after = 0\n"
 AGENT_TIMEOUT = 90.0
+
+# Runs the real agents from npm (.agents): the marker lets a bare machine leave them out.
+pytestmark = pytest.mark.agents
 
 
 class Pumped:
@@ -154,12 +157,9 @@ def test_deny_on_the_notification_refuses_it_and_the_state_after_is_quiet(
             session = claude_session(app.state_dir)
             assert session is not None and session.answered is not None
             assert session.answered.answer == "deny"
-            # A barrier: a session blocked from now on pings once its settle is over;
-            # a ping of the state after the deny would be due before it.
-            now = time.time()
-            StateStore(app.state_dir).write(live_session("marker", blocked("marker", now), now))
-            calls = monitor.wait_for_notify(2, TIMEOUT)
-            assert [c.summary for c in calls][1:] == ["marker needs approval"], calls
+            # A ping of the state after the deny would come before the barrier's.
+            summaries = barrier(app.state_dir, monitor, 2, SETTLE)
+            assert summaries[1:] == ["marker needs approval"], summaries
             assert not (work / "approved-file").exists()
         finally:
             pumped.stop()

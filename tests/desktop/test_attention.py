@@ -20,10 +20,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from helpers.sessions import blocked, live_session
-from helpers.waiting import wait_for
+from helpers.waiting import barrier, wait_for, wait_past
 from ptyprocess import PtyProcess
 
+from tray.core.policy.schedule import COALESCE
 from tray.core.session import Session
 from tray.core.view.overview import IconState
 from tray.state.store import StateStore
@@ -74,7 +74,8 @@ class Terminal:
             dimensions=(30, 100),
         )
         self.output = bytearray()
-        self._answered = {DA1_QUERY: 0, OSC11_QUERY: 0}
+        # How many of each query were answered so far.
+        self.answered = {DA1_QUERY: 0, OSC11_QUERY: 0}
         self._stop = threading.Event()
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -94,8 +95,8 @@ class Terminal:
             self.output += chunk
             for query, answer in ((DA1_QUERY, DA1_ANSWER), (OSC11_QUERY, OSC11_ANSWER)):
                 asked = self.output.count(query)
-                if asked > self._answered[query]:
-                    self._answered[query] = asked
+                if asked > self.answered[query]:
+                    self.answered[query] = asked
                     self.proc.write(answer)
 
     def emit(self, data: bytes) -> None:
@@ -161,17 +162,6 @@ def focus_reporting(terminal: Terminal) -> None:
 CONFIG = f"[notify]\nsettle = {SETTLE}\n"
 
 
-def barrier(app: RunningApp, bus_monitor: BusMonitor, count: int) -> list[str]:
-    """A session file that blocks: once its ping is on the bus, any earlier one is too.
-    Returns every summary so far, the barrier's last."""
-    now = time.time()
-    StateStore(app.state_dir).write(live_session("marker", blocked("marker", now), now))
-    calls = bus_monitor.wait_for_notify(count, TIMEOUT)
-    assert calls[-1].summary == "marker needs approval", [c.summary for c in calls]
-    assert len(calls) == count, [c.summary for c in calls]
-    return [call.summary for call in calls]
-
-
 def test_the_claude_capture_pings_once_for_its_permission_prompt(
     start_app: StartApp, bus_monitor: BusMonitor, terminals: OpenTerminal
 ) -> None:
@@ -186,7 +176,9 @@ def test_the_claude_capture_pings_once_for_its_permission_prompt(
     wait_for(lambda: DA1_QUERY in terminal.output, TIMEOUT, what="the DA1 query")
     terminal.emit(start[query_end:])
     terminal.wait_session(lambda s: s.state == "working", "Claude to be working")
-    time.sleep(1.0)  # a real session's pause between the answer and the prompt
+    # The capture's own pace, not a wait for anything: Claude shows the prompt about a
+    # second after the terminal's answer, and the answer must not count as typing then.
+    time.sleep(1.0)
     block_end = capture.index(b"\x07", blocked_at) + 1
     terminal.emit(capture[blocked_at:block_end])
     shown = time.monotonic()
@@ -200,7 +192,8 @@ def test_the_claude_capture_pings_once_for_its_permission_prompt(
     terminal.emit(capture[block_end:])
     # The capture ends with Claude's `state=clear`s: done, then nothing to show.
     terminal.wait_session(lambda s: s.source == "program" and not s.records, "Claude's end")
-    assert barrier(app, bus_monitor, 2) == ["claude needs approval", "marker needs approval"]
+    summaries = barrier(app.state_dir, bus_monitor, 2, SETTLE)
+    assert summaries == ["claude needs approval", "marker needs approval"]
 
 
 def test_focus_out_then_block_pings_at_once_even_right_after_typing(
@@ -227,6 +220,7 @@ def test_focus_in_then_block_gives_no_popup_but_the_amber_icon(
     terminal.focus_in()
     terminal.emit(BLOCK)
     terminal.wait_session(lambda s: s.state == "blocked", "the block")
+    blocked_by = time.time()  # the launcher's since of the block is no later than this
     amber: IconState = "blocked"
     wait_for(
         lambda: (
@@ -236,8 +230,9 @@ def test_focus_in_then_block_gives_no_popup_but_the_amber_icon(
         TIMEOUT,
         what="the amber icon",
     )
-    time.sleep(SETTLE + 0.5)  # past the settle: a ping would be due by now
-    assert barrier(app, bus_monitor, 1) == ["marker needs approval"]
+    # Its ping, had focus let it through, would fall due one settle after the block.
+    summaries = barrier(app.state_dir, bus_monitor, 1, SETTLE, after=blocked_by + SETTLE)
+    assert summaries == ["marker needs approval"]
 
 
 def test_a_block_right_after_terminal_replies_pings(
@@ -247,7 +242,7 @@ def test_a_block_right_after_terminal_replies_pings(
     terminal = terminals(app, "codex")
     # Codex asks DA1 and the background colour at start; the answers are no typing.
     terminal.emit(DA1_QUERY + OSC11_QUERY + WORKING)
-    wait_for(lambda: terminal._answered[OSC11_QUERY], TIMEOUT, what="the answers")
+    wait_for(lambda: terminal.answered[OSC11_QUERY], TIMEOUT, what="the answers")
     terminal.emit(BLOCK)
     shown = time.monotonic()
     (call,) = bus_monitor.wait_for_notify(1, TIMEOUT)
@@ -264,19 +259,21 @@ def test_osc9_and_osc777_ping_with_their_text_and_progress_does_not(
     terminal = terminals(app, "build")
     terminal.emit(b"\x1b]9;4;1;40\x07")
     terminal.wait_session(lambda s: s.terminal_progress == 40, "the progress")
+    first_sent = time.time()
     terminal.emit(b"\x1b]9;\n\nTests passed: 412\x07")
     first = bus_monitor.wait_for_notify(1, TIMEOUT)[0]
     assert "Tests passed: 412" in first.body
     assert "build" in first.summary
-    # Two requests within 2 s are one event (OSC 9 and a bell, say): this one comes later.
-    time.sleep(2.5)
+    # Requests less than COALESCE apart are one event (OSC 9 and a bell, say), by the
+    # launcher's times: only time can make this one a second event.
+    wait_past(first_sent + COALESCE + 0.5)
     terminal.emit(b"\x1b]777;notify;Deploy;staging is <ready>\x1b\\")
     calls = bus_monitor.wait_for_notify(2, TIMEOUT)
     assert "Deploy" in calls[1].summary and "build" in calls[1].summary
     assert calls[1].body == "staging is &lt;ready&gt;"
     terminal.emit(b"\x1b]9;4;2;50\x07")  # the bar's error state: no failure, no ping
     terminal.wait_session(lambda s: s.terminal_progress == 50, "more progress")
-    summaries = barrier(app, bus_monitor, 3)
+    summaries = barrier(app.state_dir, bus_monitor, 3, SETTLE)
     assert summaries[:2] == [first.summary, calls[1].summary]
 
 
@@ -300,7 +297,8 @@ def test_a_block_with_an_osc777_beside_it_pings_once(
     terminal.emit(BLOCK + b"\x1b]777;notify;Jazz;approve deploy\x1b\\")
     calls = bus_monitor.wait_for_notify(1, TIMEOUT)
     assert calls[0].summary == "jazz needs approval"
-    assert barrier(app, bus_monitor, 2) == ["jazz needs approval", "marker needs approval"]
+    summaries = barrier(app.state_dir, bus_monitor, 2, SETTLE)
+    assert summaries == ["jazz needs approval", "marker needs approval"]
 
 
 def test_a_prompt_nobody_answers_is_reminded(
@@ -348,11 +346,10 @@ def test_snooze_from_the_notification_mutes_the_session(
         terminal.emit(WORKING)
         terminal.emit(report("state=blocked:kind=question:app=claude-code"))
         terminal.wait_session(lambda s: s.records[0].kind == "question", "a new prompt")
-        time.sleep(SETTLE + 2.5)  # past the settle and the reminder
-        now = time.time()
-        StateStore(app.state_dir).write(live_session("marker", blocked("marker", now), now))
-        calls = monitor.wait_for_notify(2, TIMEOUT)
-        assert [c.summary for c in calls] == ["noisy needs approval", "marker needs approval"]
+        # Past the new prompt's settle and its first reminder (remind = 2), due by then.
+        asked_by = time.time()
+        summaries = barrier(app.state_dir, monitor, 2, SETTLE, after=asked_by + 2)
+        assert summaries == ["noisy needs approval", "marker needs approval"]
         monitor.stop()
     finally:
         if app is not None:
@@ -375,8 +372,10 @@ def test_a_prompt_flapping_through_a_real_launcher_never_pings(
         time.sleep(period)  # the program's own pace, not a wait for a condition
     terminal.emit(WORKING)
     terminal.wait_session(lambda s: s.state == "working", "the last flip")
-    time.sleep(SETTLE)  # a ping that sampling let through would be due by now
-    assert barrier(app, bus_monitor, 1) == ["marker needs approval"]
+    # A flip that sampling let through would fall due one settle after it, at the latest:
+    # the barrier's own default.
+    summaries = barrier(app.state_dir, bus_monitor, 1, SETTLE)
+    assert summaries == ["marker needs approval"]
 
 
 def test_a_steady_prompt_sent_again_and_again_pings_once_after_the_settle(
@@ -389,7 +388,8 @@ def test_a_steady_prompt_sent_again_and_again_pings_once_after_the_settle(
         terminal.emit(BLOCK)
         if time.monotonic() - first < SETTLE * 0.8:
             assert bus_monitor.notify_calls() == []  # not before the settle
-        time.sleep(0.1)  # re-sent every 100 ms, as some programs do
+        time.sleep(0.1)  # the program's own pace: re-sent every 100 ms, as some do
     calls = bus_monitor.wait_for_notify(1, TIMEOUT)
     assert calls[0].summary == "steady needs approval"
-    assert barrier(app, bus_monitor, 2) == ["steady needs approval", "marker needs approval"]
+    summaries = barrier(app.state_dir, bus_monitor, 2, SETTLE)
+    assert summaries == ["steady needs approval", "marker needs approval"]

@@ -140,12 +140,26 @@ def test_dead_server_one_warning_backoff_and_the_caller_never_waits(
         # Twenty sends to a dead server: queued, never sent on the caller's thread.
         assert time.monotonic() - started < 0.2
         wait_for(lambda: recorder.at(logging.WARNING), what="the outage's warning")
-        time.sleep(1.0)  # inside the first backoff: no retry may happen in it
+        failed_at = next(r.created for r in recorder.records if r.levelno == logging.WARNING)
         assert forwarder.stats()["json:// (away.forward[0])"] == (0, 1, True)
-        assert len(recorder.at(logging.WARNING)) == 1
         warning = recorder.at(logging.WARNING)[0]
         assert "json:// (away.forward[0])" in warning
         assert str(port) not in warning
+        # The retry comes only after the first backoff: until it, every look finds the
+        # one failure, for at least a second after it.
+        quiet_until = failed_at
+
+        def retried() -> bool:
+            nonlocal quiet_until
+            looked_at = time.time()  # before the look: no retry had come by then
+            failures = forwarder.stats()["json:// (away.forward[0])"][1]
+            if failures == 1:
+                quiet_until = looked_at
+            return failures >= 2
+
+        wait_for(retried, 15.0, interval=0.01, what="the first retry")
+        assert quiet_until - failed_at >= 1.0
+        assert len(recorder.at(logging.WARNING)) == 1  # the retry failed too, unsaid
         # The server comes back: after the backoff, the newest pings arrive, once.
         revived = start_receiver(port)
         wait_for(lambda: recorder.at(logging.INFO), 15.0, what="forwarding works again")

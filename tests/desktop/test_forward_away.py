@@ -7,7 +7,6 @@ from __future__ import annotations
 import logging
 import random
 import subprocess
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -43,7 +42,8 @@ def test_pings_follow_the_user_only_while_away(
 ) -> None:
     log = logging.getLogger("tray.test.forward_away")
     settings = parse_away({"after": "2s", "forward": [f"json://127.0.0.1:{receiver.port}/p"]})
-    routing = AwayForwarding(settings, Forwarder(settings.forward, log))
+    forwarder = Forwarder(settings.forward, log)
+    routing = AwayForwarding(settings, forwarder)
     states: list[AwayState] = []
 
     def changed(state: AwayState) -> None:
@@ -72,7 +72,9 @@ def test_pings_follow_the_user_only_while_away(
         _move_mouse(xvfb_display)
         wait_for(lambda: not routing.away.away, 10.0, what="back at the desk")
         assert not routing.ping("tests (ci-box)", "exit 2", "error")
-        time.sleep(0.5)  # time for a wrong request to arrive
+        # The forwarder sends in order: a wrong request would come before this one.
+        forwarder.send("barrier", "last")
+        wait_for(lambda: len(receiver.requests) == 4, what="the barrier's request")
     finally:
         watch.stop()
         routing.stop()
@@ -80,5 +82,6 @@ def test_pings_follow_the_user_only_while_away(
         ("build (laptop)", "Allow edit? [y/n]"),
         ("tests (ci-box)", "exit 2"),
         ("build (laptop)", "still waiting: Allow edit? [y/n]"),
+        ("barrier", "last"),
     ]
     assert [state.away for state in states] == [True, False]

@@ -27,7 +27,11 @@ from dbus_fast.aio import MessageBus
 from helpers.waiting import wait_for
 
 from tray.core.away import AwayState
-from tray.desktop.idle import PresenceMonitor, probe
+from tray.desktop.idle import SOURCES, PresenceMonitor, probe
+from tray.desktop.idle._source import Source
+from tray.desktop.idle.logind import LockedHint
+from tray.desktop.idle.screensaver_idle import ScreenSaverIdleTime
+from tray.desktop.idle.x11 import X11IdleTime
 
 from .services import TOOL_TIMEOUT, base_env, start_bus, stop_process
 
@@ -130,8 +134,13 @@ def buses(tmp_path: Path) -> Iterator[tuple[str, str]]:
 
 
 @contextlib.contextmanager
-def _watch(after: float, env: dict[str, str], changes: Changes) -> Iterator[PresenceMonitor]:
-    watch = PresenceMonitor(after, changes, env)
+def _watch(
+    after: float,
+    env: dict[str, str],
+    changes: Changes,
+    sources: tuple[type[Source], ...] = SOURCES,
+) -> Iterator[PresenceMonitor]:
+    watch = PresenceMonitor(after, changes, env, sources=sources)
     watch.start()
     try:
         yield watch
@@ -209,20 +218,24 @@ SAVER = "org.freedesktop.ScreenSaver"
 SAVER_PATH = "/org/freedesktop/ScreenSaver"
 
 
+def _fake_saver(address: str, state: dict[str, int | bool]) -> FakeService:
+    return FakeService(
+        address,
+        SAVER,
+        {
+            (SAVER_PATH, SAVER, "GetActive"): lambda _b: ("b", [bool(state["active"])]),
+            (SAVER_PATH, SAVER, "GetSessionIdleTime"): lambda _b: ("u", [int(state["idle"])]),
+        },
+    )
+
+
 def test_screen_saver_lock_and_idle_time_fake(xvfb_display: str, buses: tuple[str, str]) -> None:
     """FakeScreenSaver: GetActive, ActiveChanged and GetSessionIdleTime (milliseconds,
     from KIdleTime), as KDE's ksmserver answers them on X11. It wins over X11's own
     idle time."""
     session, system = buses
-    state = {"active": False, "idle": 0}
-    saver = FakeService(
-        session,
-        SAVER,
-        {
-            (SAVER_PATH, SAVER, "GetActive"): lambda _b: ("b", [state["active"]]),
-            (SAVER_PATH, SAVER, "GetSessionIdleTime"): lambda _b: ("u", [state["idle"]]),
-        },
-    )
+    state: dict[str, int | bool] = {"active": False, "idle": 0}
+    saver = _fake_saver(session, state)
     env = base_env(
         DISPLAY=xvfb_display, DBUS_SESSION_BUS_ADDRESS=session, DBUS_SYSTEM_BUS_ADDRESS=system
     )
@@ -252,6 +265,46 @@ def test_screen_saver_lock_and_idle_time_fake(xvfb_display: str, buses: tuple[st
             assert [s.away for s in changes.states] == [True, False, True, False]
     finally:
         saver.stop()
+
+
+def test_the_monitor_tries_only_its_list_in_the_lists_order(
+    xvfb_display: str, buses: tuple[str, str]
+) -> None:
+    """The list decides: with X11 before the screen saver's idle time, X11 tells although
+    FakeScreenSaver would answer (and wins with the default order, above), and the
+    screen saver's lock, left out of the list, is never asked."""
+    session, system = buses
+    saver = _fake_saver(session, {"active": False, "idle": 0})
+    env = base_env(
+        DISPLAY=xvfb_display, DBUS_SESSION_BUS_ADDRESS=session, DBUS_SYSTEM_BUS_ADDRESS=system
+    )
+    changes = Changes()
+    _move_mouse(xvfb_display)
+    try:
+        with _watch(2.0, env, changes, (X11IdleTime, ScreenSaverIdleTime)) as watch:
+            assert watch.wait_ready()
+            assert (watch.lock_source, watch.idle_source) == (None, "x11")
+            assert watch.describe() == "X11 idle time (MIT-SCREEN-SAVER)"
+            wait_for(changes.away, 15.0, 0.05, "away by X11's idle time")
+            assert saver.calls == []
+    finally:
+        saver.stop()
+
+
+def test_a_list_without_an_answering_source_tells_nothing(
+    xvfb_display: str, buses: tuple[str, str]
+) -> None:
+    """X11 could tell here, but the list holds logind only, and no logind answers."""
+    session, system = buses
+    env = base_env(
+        DISPLAY=xvfb_display, DBUS_SESSION_BUS_ADDRESS=session, DBUS_SYSTEM_BUS_ADDRESS=system
+    )
+    changes = Changes()
+    with _watch(0.5, env, changes, (LockedHint,)) as watch:
+        assert not watch.wait_ready()
+        assert (watch.lock_source, watch.idle_source) == (None, None)
+        assert watch.describe() == "nothing"
+    assert changes.states == []
 
 
 LOGIND = "org.freedesktop.login1"

@@ -1,5 +1,5 @@
 """Processes the tests need as they are: one that has ended, for liveness checks, and a
-client of another user, for sockets that must refuse it."""
+client of another user, for sockets that must refuse it; and what /proc says of others."""
 
 from __future__ import annotations
 
@@ -55,3 +55,48 @@ def ask_as_nobody(path: str, request: bytes) -> str:
         seen = pipe.read()
     os.waitpid(pid, 0)
     return seen.decode(errors="replace")
+
+
+def children_of(root: int) -> list[int]:
+    """Every descendant of ``root``, found through /proc, deepest last."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        parents[int(entry)] = int(fields[1])
+    found: list[int] = []
+    frontier = [root]
+    while frontier:
+        parent = frontier.pop()
+        for pid, ppid in parents.items():
+            if ppid == parent and pid not in found:
+                found.append(pid)
+                frontier.append(pid)
+    return found
+
+
+def process_name(pid: int) -> str:
+    """The command name of ``pid`` (its comm), "" when it is gone."""
+    try:
+        with open(f"/proc/{pid}/comm", encoding="utf-8") as handle:
+            return handle.read().strip()
+    except OSError:
+        return ""
+
+
+def process_age(pid: int) -> float | None:
+    """How many seconds ago ``pid`` started (to a clock tick), None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            # The fields after the command name; the start time is the 22nd field.
+            started = int(handle.read().rsplit(b")", 1)[1].split()[19])
+        with open("/proc/uptime", "rb") as handle:
+            uptime = float(handle.read().split()[0])
+    except (OSError, IndexError, ValueError):
+        return None
+    return uptime - started / os.sysconf("SC_CLK_TCK")

@@ -6,6 +6,7 @@ This test process stands in for the launcher, so the liveness check finds them a
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from typing import Any
 
 from tray.core.session import Session
@@ -57,4 +58,4 @@ def make_session(session_id: str, started_at: float, **changes: Any) -> Session:
         updated_at=started_at,
         pid_start=process_start_token(os.getpid()),
     )
-    return base.replace(**changes)
+    return replace(base, **changes)

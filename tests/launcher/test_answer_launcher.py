@@ -21,8 +21,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import PROJECT_ROOT, TIMEOUT, Job, launcher_argv, run_piped, sessions
 from helpers.processes import ask_as_nobody
+from helpers.tray_cli import tray_argv
 from helpers.waiting import wait_for
 
 from tray.core.session import Session
@@ -30,7 +30,7 @@ from tray.protocol.records import Record
 from tray.protocol.report import Report, encode_sequence
 from tray.state.store import StateStore
 
-TRAY = PROJECT_ROOT / ".venv" / "bin" / "tray"
+from .conftest import TIMEOUT, Job, launcher_argv, run_piped, sessions
 
 # argv: the log of reads, the report to send (hex), "stream" to keep writing output.
 PROGRAM = r"""
@@ -94,7 +94,7 @@ def _tray_answer(
     client = threading.Thread(
         target=lambda: done.append(
             subprocess.run(
-                [str(TRAY), "answer", *words],
+                tray_argv("answer", *words),
                 env=environ,
                 capture_output=True,
                 text=True,

@@ -11,11 +11,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from conftest import Job, Terminal, launcher_argv, only_session
 from helpers.waiting import wait_for
 from ptyprocess import PtyProcess
 
 from tray.core.session import Session
+
+from .conftest import Job, Terminal, launcher_argv, only_session
 
 # Turns focus reporting on, asks for the primary device attributes and the background
 # colour as agents do at start, then echoes every byte it reads as hex on a line of its

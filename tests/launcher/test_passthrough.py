@@ -9,8 +9,9 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from conftest import Job, Terminal, launcher_argv, only_session, pid_gone, started_session
 from helpers.waiting import wait_for
+
+from .conftest import Job, Terminal, launcher_argv, only_session, pid_gone, started_session
 
 BLOB_SIZE = 300_000
 BLOB_SEED = 7501

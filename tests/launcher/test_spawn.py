@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -11,10 +12,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import TIMEOUT, Job, Terminal, launcher_argv, only_session, run_piped
 from helpers.waiting import wait_for
 
 from tray.launcher.spawn import CannotStartError, Spawned, child_dispositions, exit_code, spawn
+
+from .conftest import TIMEOUT, Job, Terminal, launcher_argv, only_session, run_piped
 
 # Waits for Enter, then prints the size it sees and how many SIGWINCH it got meanwhile.
 PIXELS_CHILD = r"""
@@ -219,3 +221,15 @@ def test_a_setup_that_fails_is_a_command_that_cannot_start() -> None:
     with pytest.raises(CannotStartError) as raised:
         _spawn(["true"], failing_setup)
     assert str(raised.value) == "tray: true: could not be started (no such terminal setting)"
+
+
+def test_the_program_is_looked_up_in_the_commands_path_not_the_launchers(tmp_path: Path) -> None:
+    directory = tmp_path / "bin"
+    directory.mkdir()
+    program = directory / "tray-only-here"
+    program.write_text("#!/bin/sh\necho found\n")
+    program.chmod(0o755)
+    assert shutil.which(program.name) is None  # not in the launcher's own PATH
+    environ = {**os.environ, "PATH": f"{directory}{os.pathsep}{os.environ['PATH']}"}
+    spawned = spawn([program.name], environ, lambda fd: None, child_dispositions())
+    assert _output_and_status(spawned) == (b"found\r\n", 0)

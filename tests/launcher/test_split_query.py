@@ -21,10 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import Job, Terminal, launcher_argv
 from helpers.waiting import wait_for
 
-# Writes "<" and the first piece, waits, writes the second piece, ">" and a DA1 query,
+from .conftest import Job, Terminal, launcher_argv
+
+# Writes "<" and the first piece, waits (so that the launcher reads the two pieces apart:
+# only time splits a program's writes), writes the second piece, ">" and a DA1 query,
 # then reports in hex everything its input held up to the terminal's DA1 answer and a
 # little after: a second answer to the query would show there.
 SPLIT_CHILD = r"""
@@ -42,7 +44,8 @@ while select.select([0], [], [], 0.2)[0]:
 os.write(1, b"\r\nGOT " + got.hex().encode() + b"\r\n")
 """
 
-# Writes its argument's pieces (hex) with the given pause before each, then exits.
+# Writes its argument's pieces (hex) with the given pause before each, then exits: the
+# pauses are the program's pace, which the tests vary.
 PIECES_CHILD = r"""
 import os, sys, time, tty
 tty.setraw(0)

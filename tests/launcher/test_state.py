@@ -11,7 +11,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from conftest import (
+from helpers.waiting import wait_for
+
+from tray.core.session import Session
+from tray.launcher.run import INPUT_WRITE_INTERVAL, WRITE_INTERVAL
+
+from .conftest import (
     Job,
     Terminal,
     launcher_argv,
@@ -21,10 +26,6 @@ from conftest import (
     run_piped,
     sessions,
 )
-from helpers.waiting import wait_for
-
-from tray.core.session import Session
-from tray.launcher.run import INPUT_WRITE_INTERVAL, WRITE_INTERVAL
 
 MSG = "approve Bash: touch notes.txt"
 

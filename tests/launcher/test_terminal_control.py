@@ -11,7 +11,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import (
+from helpers.waiting import wait_for
+
+from .conftest import (
     TIMEOUT,
     Job,
     Terminal,
@@ -21,7 +23,6 @@ from conftest import (
     process_state,
     started_session,
 )
-from helpers.waiting import wait_for
 
 WAIT_FOR_ENTER = ["sh", "-c", "echo ready; read line"]
 SLEEPER = ["sh", "-c", "echo ready; exec sleep 60"]
@@ -198,6 +199,8 @@ def test_closing_the_terminal_ends_everything(
 def test_a_command_that_never_reads_cannot_block_the_launcher(
     job_runner: Callable[..., Job], terminal: Terminal
 ) -> None:
+    # A command that lives half a second or so without ever reading: its own pace, no
+    # wait for anything, while the test types at it as fast as it can.
     ticker = (
         "import time\n"
         "for i in range(100):\n"

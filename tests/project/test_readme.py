@@ -63,3 +63,45 @@ def test_each_tray_command_parses(command: str) -> None:
 @pytest.mark.parametrize("target", MAKE_TARGETS)
 def test_each_make_target_exists(target: str) -> None:
     assert re.search(rf"^{target}:", MAKEFILE, re.M), f"README shows `make {target}`"
+
+
+def _readme_tree() -> str:
+    """The one tree of the code in the README: the fenced block that starts ``tray/``."""
+    blocks: list[list[str]] = []
+    inside = False
+    for line in README.splitlines():
+        if line.startswith("```"):
+            inside = not inside
+            if inside:
+                blocks.append([])
+        elif inside:
+            blocks[-1].append(line)
+    trees = ["\n".join(block) for block in blocks if block[:1] == ["tray/"]]
+    assert len(trees) == 1, "the README shows the tree once"
+    return trees[0]
+
+
+def test_the_readme_tree_names_every_folder_and_top_module_of_the_package() -> None:
+    package = REPO / "tray"
+    tree = _readme_tree()
+    folders = sorted(
+        path.relative_to(package).as_posix()
+        for path in package.rglob("__init__.py")
+        if path.parent != package
+    )
+    folders = [str(Path(folder).parent) for folder in folders]
+    loose = sorted(
+        path.name
+        for path in package.glob("*.py")
+        if path.name not in {"__init__.py", "__main__.py"}
+    )
+    missing = [f"{name}/" for name in folders if f"{Path(name).name}/" not in tree]
+    missing += [name for name in loose if name not in tree]
+    assert missing == []
+
+
+def test_the_readme_tree_names_no_module_that_is_gone() -> None:
+    tree = _readme_tree()
+    named = set(re.findall(r"\b([a-z_]+\.py)\b", tree))
+    present = {path.name for path in (REPO / "tray").rglob("*.py")}
+    assert named - present == set()

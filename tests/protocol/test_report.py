@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -34,7 +35,7 @@ SETTINGS = settings(max_examples=200, deadline=None)
 
 def with_field(report: Report, field: str, value: object) -> Report:
     changes: dict[str, Any] = {field: value}
-    return report.replace(**changes)
+    return dataclasses.replace(report, **changes)
 
 
 def parse(body: str) -> Report | None:
@@ -846,7 +847,7 @@ def invalid_reports(draw: st.DrawFn) -> Report:
     report = draw(valid_reports())
     field, value = draw(st.sampled_from(INVALID_FIELDS))
     if field == "state":
-        return report.replace(state=str(value), kind=None, progress=None)
+        return dataclasses.replace(report, state=str(value), kind=None, progress=None)
     return with_field(report, field, value)
 
 

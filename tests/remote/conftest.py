@@ -7,7 +7,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TypeVar
 
 import pytest
 from helpers.waiting import wait_for
@@ -17,9 +16,6 @@ from tray.core.ssh_commands import HostConfig
 
 from .sshd import SSHD, Remote, Sshd, host_config
 
-T = TypeVar("T")
-# The tests here wait as the desktop tests do.
-wait_until = wait_for
 TIMEOUT = 20.0
 
 
@@ -61,7 +57,7 @@ class Recorder:
             with self._lock:
                 return next((s for _, s, _ in reversed(self.states) if predicate(s)), None)
 
-        state = wait_until(found, timeout, what="a matching state")
+        state = wait_for(found, timeout, what="a matching state")
         assert state is not None
         return state
 

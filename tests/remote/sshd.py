@@ -15,11 +15,14 @@ import shlex
 import signal
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from helpers.processes import children_of, process_name
+from helpers.tray_cli import tray_argv
+from helpers.waiting import wait_for
 
 import tray
 from tray.core.session import Session
@@ -46,37 +49,6 @@ def keygen(path: Path) -> None:
         stdin=subprocess.DEVNULL,
         capture_output=True,
     )
-
-
-def children_of(root: int) -> list[int]:
-    """Every descendant of ``root``, found through /proc, deepest last."""
-    parents: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                fields = handle.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        parents[int(entry)] = int(fields[1])
-    found: list[int] = []
-    frontier = [root]
-    while frontier:
-        parent = frontier.pop()
-        for pid, ppid in parents.items():
-            if ppid == parent and pid not in found:
-                found.append(pid)
-                frontier.append(pid)
-    return found
-
-
-def process_name(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/comm", encoding="utf-8") as handle:
-            return handle.read().strip()
-    except OSError:
-        return ""
 
 
 def processes_with_environ(needle: bytes) -> list[int]:
@@ -158,18 +130,19 @@ class Sshd:
                 stderr=log,
                 start_new_session=True,
             )
-        deadline = time.monotonic() + START_TIMEOUT
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
+        proc = self.proc
+
+        def greets() -> bool:
+            if proc.poll() is not None:
                 raise RuntimeError(f"sshd exited: {self.log.read_text(errors='replace')}")
             with (
                 contextlib.suppress(OSError),
                 socket.create_connection(("127.0.0.1", self.port), timeout=1) as probe,
             ):
-                if probe.recv(4).startswith(b"SSH-"):
-                    return
-            time.sleep(0.05)
-        raise RuntimeError(f"sshd did not listen on {self.port}")
+                return probe.recv(4).startswith(b"SSH-")
+            return False
+
+        wait_for(greets, START_TIMEOUT, interval=0.05, what=f"sshd to listen on {self.port}")
 
     def kill(self) -> None:
         """sshd and every connection it holds, at once, as a crash or a reboot would."""
@@ -222,15 +195,6 @@ class Sshd:
         ]
 
 
-def tray_command() -> str:
-    """The installed ``tray`` beside this Python (a venv's console script), for the
-    remote to run as a user's would be; ``python -m tray`` where there is none."""
-    script = Path(sys.executable).with_name("tray")
-    if script.is_file() and os.access(script, os.X_OK):
-        return shlex.quote(str(script))
-    return f"{shlex.quote(sys.executable)} -m tray"
-
-
 @dataclass
 class Remote:
     """A tray "on another machine": its own state and config directories, and a
@@ -252,7 +216,7 @@ class Remote:
                     f"export TRAY_STATE_DIR={shlex.quote(str(self.state_dir))}",
                     f"export XDG_CONFIG_HOME={shlex.quote(str(self.config_home))}",
                     "export PYTHONDONTWRITEBYTECODE=1",
-                    f'exec {tray_command()} "$@"',
+                    f'exec {shlex.join(tray_argv())} "$@"',
                     "",
                 ]
             ),

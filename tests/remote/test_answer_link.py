@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from helpers.waiting import wait_for
 
 from tray.app.answer_dispatch import AnswerDispatcher, AnswerRoutes
 from tray.app.messages import Answer
@@ -43,7 +44,7 @@ from tray.remote.link import HostLink, LinkTimings
 from tray.remote.stream import BUSY, MAX_WAITING, Answerer
 from tray.state.store import StateStore
 
-from .conftest import Recorder, wait_until
+from .conftest import Recorder
 from .sshd import Remote, Sshd, client_environ, host_config, make_session
 from .test_answer_remote import SESSION_ID, PlayedLauncher, blocked
 from .test_app_answer_remote import LOG, FakeNotifier, FakePolicy, as_the_app_has_it
@@ -205,7 +206,7 @@ def test_answers_go_one_at_a_time_and_too_many_are_refused_at_once() -> None:
     answerer = Answerer(sent.append, answer)
     requests = [AnswerRequest(n, SESSION_ID, None, None, "approve") for n in range(1, 8)]
     answerer.offer(requests[0])
-    wait_until(lambda: running == [1], what="the first answer to start")
+    wait_for(lambda: running == [1], what="the first answer to start")
     for request in requests[1:]:
         answerer.offer(request)
     # One under way, MAX_WAITING behind it; the rest are told at once, nothing typed.
@@ -214,7 +215,7 @@ def test_answers_go_one_at_a_time_and_too_many_are_refused_at_once() -> None:
     assert replies == [(n, False, BUSY) for n in range(2 + MAX_WAITING, 2 + MAX_WAITING + refused)]
     assert running == [1]
     release.set()
-    wait_until(lambda: len(sent) == len(requests), what="every reply")
+    wait_for(lambda: len(sent) == len(requests), what="every reply")
     assert running == list(range(1, 2 + MAX_WAITING))
     answerer.close()
 
@@ -250,7 +251,7 @@ def linked(host: HostConfig, recorder: Recorder) -> Iterator[HostLink]:
     link.start()
     try:
         recorder.wait_state(lambda state: any(s.id == APP_ID for s in state.sessions))
-        wait_until(lambda: link.status.state == "connected", what="the link to connect")
+        wait_for(lambda: link.status.state == "connected", what="the link to connect")
         yield link
     finally:
         link.stop()
@@ -343,11 +344,11 @@ def test_the_app_answers_over_the_link(
     since = since_of(launcher)
     with linked(host, recorder) as link:
         desk = app_desk(tmp_path, host, link)
-        refused = desk.handle(
+        refused = desk.deliver(
             Answer(APP_ID, "", 12.5, "deny"), as_the_app_has_it(12.5), stale=False
         )
         assert refused.line == "api-server: the prompt has changed; not answered"
-        outcome = desk.handle(
+        outcome = desk.deliver(
             Answer(APP_ID, "", since, "approve"), as_the_app_has_it(since), stale=False
         )
         assert outcome.ok, outcome.line
@@ -364,7 +365,7 @@ def test_with_the_link_down_the_app_answers_by_one_ssh(
     down = HostLink(host, recorder.on_state, recorder.on_status, environ=client_environ())
     assert down.answer(SESSION_ID, "approve", None, since) is None
     desk = app_desk(tmp_path, host, down)
-    outcome = desk.handle(
+    outcome = desk.deliver(
         Answer(APP_ID, "", since, "approve"), as_the_app_has_it(since), stale=False
     )
     assert outcome.ok, outcome.line
@@ -382,7 +383,7 @@ def test_an_older_remote_is_answered_by_one_ssh(
     since = since_of(launcher)
     with linked(host, recorder) as link:
         assert link.answer(SESSION_ID, "approve", None, since) is None
-        outcome = app_desk(tmp_path, host, link).handle(
+        outcome = app_desk(tmp_path, host, link).deliver(
             Answer(APP_ID, "", since, "approve"), as_the_app_has_it(since), stale=False
         )
         assert outcome.ok, outcome.line

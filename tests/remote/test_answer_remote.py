@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.waiting import wait_for
 
 from tray.cli import main
 from tray.core.answer_gate import DEFAULT_SETTINGS, SETTLE, Decision, Request, decide
@@ -37,7 +38,6 @@ from tray.remote.actions import answer_remote, fetch_state
 from tray.state.environment import Environment
 from tray.state.store import process_start_token
 
-from .conftest import wait_until
 from .sshd import Remote, client_environ, hosts_toml, run_tmux
 
 SESSION_ID = "4242-abc123"
@@ -228,7 +228,7 @@ def test_the_keys_reach_a_real_remote_program(
                     return session.id, record.since
         return None
 
-    found = wait_until(prompt, what="the remote agent to block")
+    found = wait_for(prompt, what="the remote agent to block")
     assert found is not None
     session_id, since = found
 
@@ -245,5 +245,5 @@ def test_the_keys_reach_a_real_remote_program(
     ok, line = answer_remote(host, session_id, "approve", None, since, environ=client_environ())
     assert (ok, line) == (True, "answered on devbox")
     # The program's first read is the answer alone: nothing came before it.
-    wait_until(typed.exists, what="the program to read its input")
-    assert wait_until(typed.read_bytes, what="what it read") == b"1"
+    wait_for(typed.exists, what="the program to read its input")
+    assert wait_for(typed.read_bytes, what="what it read") == b"1"

@@ -102,7 +102,8 @@ def test_the_app_answers_a_remote_prompt_over_ssh(
     assert since is not None
     handler, notifier, policy = desk(tmp_path, host)
     message = Answer(APP_ID, "", since, "approve")
-    outcome = handler.handle(message, as_the_app_has_it(since), stale=False)
+    outcome = handler.deliver(message, as_the_app_has_it(since), stale=False)
+    handler.settle(message, outcome)
     assert outcome.ok, outcome.line
     assert launcher.typed == [b"1"]
     assert notifier.withdrawn == [AnswerTarget(APP_ID, "", since)]
@@ -114,7 +115,9 @@ def test_a_remote_refusal_is_shown_as_the_remote_says_it(
     tmp_path: Path, host: HostConfig, launcher: PlayedLauncher
 ) -> None:
     handler, notifier, policy = desk(tmp_path, host)
-    outcome = handler.handle(Answer(APP_ID, "", 12.5, "deny"), as_the_app_has_it(12.5), stale=False)
+    message = Answer(APP_ID, "", 12.5, "deny")
+    outcome = handler.deliver(message, as_the_app_has_it(12.5), stale=False)
+    handler.settle(message, outcome)
     assert notifier.sent == ["api-server: the prompt has changed; not answered"]
     assert not outcome.ok
     assert launcher.typed == [] and notifier.withdrawn == [] and policy.told == []
@@ -126,6 +129,7 @@ def test_an_unreachable_hosts_session_is_not_asked(
     since = launcher.records[0].since
     assert since is not None
     handler, notifier, _policy = desk(tmp_path, host)
-    handler.handle(Answer(APP_ID, "", since, "approve"), as_the_app_has_it(since), stale=True)
+    message = Answer(APP_ID, "", since, "approve")
+    handler.settle(message, handler.deliver(message, as_the_app_has_it(since), stale=True))
     assert notifier.sent == ["api-server: devbox is unreachable; not answered"]
     assert launcher.typed == []

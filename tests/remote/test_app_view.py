@@ -7,6 +7,7 @@ runs: remote_view, build_overview, HostBacklog and the NotificationPolicy. The r
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import time
 from collections.abc import Iterator
@@ -245,7 +246,9 @@ def test_a_hosts_first_document_announces_prompts_but_not_old_news() -> None:
     worker = Worker()
     worker.refresh(T0)
     bell = Attention(seq=3, at=T0 - 5, source="bell")
-    done = make_session("1-d", "done", msg="built", now=T0 - 60).replace(attention=(bell,))
+    done = dataclasses.replace(
+        make_session("1-d", "done", msg="built", now=T0 - 60), attention=(bell,)
+    )
     failed = make_session("1-e", "error", msg="tests failed", now=T0 - 60)
     blocked = make_session("1-b", now=T0 - 60)
     worker.deliver(remote("devbox", done, failed, blocked, at=T0 + 1, initial=True))
@@ -253,7 +256,9 @@ def test_a_hosts_first_document_announces_prompts_but_not_old_news() -> None:
 
     # Later news of the same sessions pings: a new bell, a new finish.
     bell2 = Attention(seq=4, at=T0 + 10, source="bell")
-    worker.deliver(remote("devbox", done.replace(attention=(bell, bell2)), failed, blocked))
+    worker.deliver(
+        remote("devbox", dataclasses.replace(done, attention=(bell, bell2)), failed, blocked)
+    )
     assert titles(worker.refresh(T0 + 10)) == ["devbox \u00b7 api rang the bell"]
     done_again = make_session("1-d", "done", msg="built again", now=T0 + 20)
     worker.deliver(remote("devbox", done_again, failed, blocked, at=T0 + 20))

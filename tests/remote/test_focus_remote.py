@@ -7,6 +7,7 @@ remote's own state directory, so the pane and socket are what a launcher records
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.waiting import wait_for
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -26,7 +28,6 @@ from tray.desktop.focus import focus_session
 from tray.remote.actions import fetch_state, focus_remote
 from tray.remote.stream import stream_document, tmux_facts
 
-from .conftest import wait_until
 from .sshd import Remote, client_environ, make_session, run_tmux
 
 DEVBOX = HostConfig("devbox", "me@devbox", ("-p", "2222"))
@@ -35,7 +36,7 @@ SOCKET = "/tmp/tmux-1000/default"
 
 def test_the_stream_sends_the_pane_and_the_socket_of_tmux() -> None:
     terminal = {"TMUX": f"{SOCKET},4242,0", "TMUX_PANE": "%3", "WINDOWID": "77"}
-    session = make_session("1-a").replace(terminal=terminal)
+    session = dataclasses.replace(make_session("1-a"), terminal=terminal)
     (entry,) = stream_document([session])["sessions"]
     assert entry["tmux"] == {"pane": "%3", "socket": SOCKET}
     assert "terminal" not in entry
@@ -184,7 +185,7 @@ def test_focus_selects_the_remote_sessions_tmux_window_over_ssh(
             state = fetch_state(host, environ=client_environ())
             return next((s for s in state.sessions if s.state == "blocked"), None)
 
-        session = wait_until(agent, what="the remote agent to block")
+        session = wait_for(agent, what="the remote agent to block")
         assert remote_tmux(session) == (pane, str(tmux_socket))
 
         ok, message = focus_remote(host, pane, str(tmux_socket), environ=client_environ())

@@ -15,6 +15,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from helpers.processes import children_of, process_name
+from helpers.waiting import wait_for
 
 from tray.core.remote_sessions import HostStatus, RemoteState, mark_stale
 from tray.core.ssh_commands import HostConfig, parse_hosts
@@ -23,23 +25,27 @@ from tray.remote.actions import RemoteError, diagnose_host, dismiss_remote, fetc
 from tray.remote.link import HostLink, HostLinks, LinkTimings
 from tray.remote.stream import stream_document
 
-from .conftest import Recorder, blocked_ids, wait_until
-from .sshd import (
-    Remote,
-    Sshd,
-    children_of,
-    client_environ,
-    host_config,
-    keygen,
-    make_session,
-    process_name,
-)
+from .conftest import Recorder, blocked_ids
+from .sshd import Remote, Sshd, client_environ, host_config, keygen, make_session
 
 FAST = LinkTimings(first_retry=0.2, max_retry=0.4)
 
 
 def ssh_children() -> list[int]:
     return [pid for pid in children_of(os.getpid()) if process_name(pid) == "ssh"]
+
+
+def wait_for_retries(link: HostLink, count: int) -> None:
+    """Wait until ``count`` more attempts have failed: each leaves a status of its own
+    (the same words, a new failure), which only the link's ``status`` shows."""
+    seen = [link.status]
+
+    def failed_again() -> bool:
+        if link.status is not seen[-1]:
+            seen.append(link.status)
+        return len(seen) > count
+
+    wait_for(failed_again, what=f"{count} more failed attempts")
 
 
 @contextmanager
@@ -100,16 +106,16 @@ def test_stop_ends_everything_promptly_and_leaves_no_process(
     with linked(host, recorder) as link:
         recorder.wait_state(lambda s: True)
         assert len(ssh_children()) == 1
-        wait_until(remote.running_streams, what="the remote stream")
+        wait_for(remote.running_streams, what="the remote stream")
         started = time.monotonic()
         link.stop()
         assert time.monotonic() - started < 2.0
         assert ssh_children() == []
         count = recorder.state_count()
         statuses = recorder.status_names()
-    # The remote end follows: its stdin reached end of file when the ssh went.
-    wait_until(lambda: not remote.running_streams(), what="the remote stream to end")
-    time.sleep(0.3)
+    # The remote end follows: its stdin reached end of file when the ssh went. stop()
+    # joined the link's thread, so no callback can come after it: the counts are final.
+    wait_for(lambda: not remote.running_streams(), what="the remote stream to end")
     assert recorder.state_count() == count
     assert recorder.status_names() == statuses
 
@@ -120,11 +126,11 @@ def test_losing_the_host_is_one_status_change_and_coming_back_is_another(
     remote.write(make_session("1-a", "working"))
     with linked(host, recorder) as link:
         recorder.wait_state(lambda s: len(s.sessions) == 1)
-        wait_until(remote.running_streams, what="the remote stream")
+        wait_for(remote.running_streams, what="the remote stream")
         sshd.kill()
-        wait_until(lambda: "unreachable" in recorder.status_names(), what="unreachable")
+        wait_for(lambda: "unreachable" in recorder.status_names(), what="unreachable")
         # Several retries fail meanwhile; none of them is news.
-        time.sleep(2.0)
+        wait_for_retries(link, 3)
         assert recorder.status_names() == ["connecting", "connected", "unreachable"]
         status = link.status
         assert status.failure is not None
@@ -140,23 +146,24 @@ def test_losing_the_host_is_one_status_change_and_coming_back_is_another(
         assert "(last seen " in stale.name
         assert stale.name.startswith("devbox \u00b7 ")
         # Killing sshd took the remote stream with it.
-        wait_until(lambda: not remote.running_streams(), what="the remote stream to end")
+        wait_for(lambda: not remote.running_streams(), what="the remote stream to end")
         remote.write(make_session("2-b", "blocked"))
         sshd.start()
         state = recorder.wait_state(lambda s: "host:devbox/2-b" in blocked_ids(s))
         assert {s.id for s in state.sessions} == {"host:devbox/1-a", "host:devbox/2-b"}
-        wait_until(lambda: recorder.status_names()[-1] == "connected", what="connected")
+        wait_for(lambda: recorder.status_names()[-1] == "connected", what="connected")
         assert recorder.status_names() == ["connecting", "connected", "unreachable", "connected"]
 
 
+@pytest.mark.sshd  # starts an sshd of its own, later, without the fixture
 def test_a_host_down_from_the_start_is_one_status_change(
     tmp_path: Path, remote: Remote, recorder: Recorder
 ) -> None:
     server = Sshd(tmp_path / "down")  # configured, never started: nothing listens
     host = host_config(server, remote)
     with linked(host, recorder) as link:
-        wait_until(lambda: "unreachable" in recorder.status_names(), what="unreachable")
-        time.sleep(1.5)
+        wait_for(lambda: "unreachable" in recorder.status_names(), what="unreachable")
+        wait_for_retries(link, 3)  # none of them is news
         assert recorder.status_names() == ["connecting", "unreachable"]
         assert link.status.failure is not None
         assert link.status.failure.kind == "refused"
@@ -165,7 +172,7 @@ def test_a_host_down_from_the_start_is_one_status_change(
         server.start()
         try:
             recorder.wait_state(lambda s: True)
-            wait_until(lambda: recorder.status_names()[-1] == "connected", what="connected")
+            wait_for(lambda: recorder.status_names()[-1] == "connected", what="connected")
         finally:
             link.stop()
             server.stop()
@@ -205,7 +212,7 @@ def test_doctor_on_a_remote_without_tray_gives_the_fix(
     assert 'remote_command = "~/.local/bin/tray"' in line
     assert "pipx install tray" in line
     with linked(host, recorder) as link:
-        wait_until(lambda: "unreachable" in recorder.status_names(), what="unreachable")
+        wait_for(lambda: "unreachable" in recorder.status_names(), what="unreachable")
         assert link.status.failure is not None
         assert link.status.failure.kind == "no-tray"
     with pytest.raises(RemoteError) as caught:
@@ -268,20 +275,22 @@ def test_noise_around_the_frames_is_skipped(sshd: Sshd, remote: Remote, recorder
 def test_documents_reach_the_app_at_most_ten_a_second_and_the_last_one_wins(
     sshd: Sshd, remote: Remote, recorder: Recorder, tmp_path: Path
 ) -> None:
+    # The last document, unlike the others, has a session: the one to win.
+    last = stream_document([make_session("1-a")])
     flood = fake_remote(
         tmp_path,
         "for n in range(2000):\n"
         "    frame('state', {'version': 1, 'sessions': [], 'n': n})\n"
-        "frame('state', {'version': 1, 'sessions': []})\n"
-        "sys.stderr.write('sent\\n')\n"
+        f"frame('state', json.loads({json.dumps(last)!r}))\n"
         "until_stdin_ends()\n",
     )
     with linked(host_config(sshd, remote, remote_command=flood), recorder):
-        recorder.wait_state(lambda s: True)
-        time.sleep(1.0)
+        recorder.wait_state(lambda s: bool(s.sessions))
         with recorder.arrived:
             times = [moment for _, _, moment in recorder.states]
-        assert 1 <= len(times) <= 12
+            latest = recorder.states[-1][1]
+        assert [s.id for s in latest.sessions] == ["host:devbox/1-a"]
+        assert 1 <= len(times) <= (times[-1] - times[0]) / 0.1 + 2
         gaps = [b - a for a, b in itertools.pairwise(times)]
         assert all(gap >= 0.09 for gap in gaps)
 
@@ -314,7 +323,7 @@ def test_a_silent_link_is_dropped_and_made_again(
     )
     timings = replace(FAST, dead_after=3.0)
     with linked(host_config(sshd, remote, remote_command=silent), recorder, timings):
-        wait_until(lambda: recorder.state_count() >= 2, what="a second connection")
+        wait_for(lambda: recorder.state_count() >= 2, what="a second connection")
         assert len(runs.read_text().splitlines()) >= 2
         # Each connection delivered, so this is a link kept alive, not a host lost.
         assert "unreachable" not in recorder.status_names()
@@ -324,20 +333,27 @@ def test_a_silent_link_is_dropped_and_made_again(
 def test_heartbeats_keep_a_quiet_link(
     sshd: Sshd, remote: Remote, recorder: Recorder, tmp_path: Path
 ) -> None:
-    runs = tmp_path / "runs"
+    runs, beats = tmp_path / "runs", tmp_path / "beats"
     beating = fake_remote(
         tmp_path,
         f"open({str(runs)!r}, 'a').write('run\\n')\n"
         "frame('state', {'version': 1, 'sessions': []})\n"
         "threading.Thread(target=until_stdin_ends, daemon=True).start()\n"
+        f"log = open({str(beats)!r}, 'a', buffering=1)\n"
         "for _ in range(100):\n"
-        "    time.sleep(0.1)\n"
-        "    frame('beat', {'at': time.time()})\n",
+        "    time.sleep(0.1)  # the heartbeat's pace\n"
+        "    frame('beat', {'at': time.time()})\n"
+        "    log.write('beat\\n')\n",
     )
     timings = replace(FAST, dead_after=2.0)
     with linked(host_config(sshd, remote, remote_command=beating), recorder, timings):
         recorder.wait_state(lambda s: True)
-        time.sleep(5.0)
+        # Time itself is the test: the link's deadline runs on the real clock, so the
+        # beats must outlast it twice over (5 s of them) with no second connection.
+        wait_for(
+            lambda: beats.exists() and len(beats.read_text().splitlines()) >= 50,
+            what="5 s of heartbeats",
+        )
         assert runs.read_text().splitlines() == ["run"]
         assert recorder.state_count() == 1
 
@@ -347,7 +363,7 @@ def test_a_remote_of_another_stream_version_is_explained(
 ) -> None:
     newer = fake_remote(tmp_path, "out.write(b'\\x1eTRAY2 state {}\\n'); out.flush()\n")
     with linked(host_config(sshd, remote, remote_command=newer), recorder) as link:
-        wait_until(lambda: "unreachable" in recorder.status_names(), what="unreachable")
+        wait_for(lambda: "unreachable" in recorder.status_names(), what="unreachable")
         assert link.status.failure is not None
         assert link.status.failure.kind == "incompatible"
         assert link.status.failure.fix == "upgrade tray here (pipx upgrade tray)"
@@ -383,7 +399,7 @@ def test_fetch_state_once(host: HostConfig, remote: Remote) -> None:
     state = fetch_state(host, environ=client_environ())
     assert [s.id for s in state.sessions] == ["host:devbox/1-a"]
     assert ssh_children() == []
-    wait_until(lambda: not remote.running_streams(), what="the remote stream to end")
+    wait_for(lambda: not remote.running_streams(), what="the remote stream to end")
 
 
 def test_dismiss_on_the_remote(host: HostConfig, remote: Remote) -> None:
@@ -416,7 +432,7 @@ def test_no_ssh_client_is_explained(recorder: Recorder, tmp_path: Path) -> None:
     link = HostLink(host, recorder.on_state, recorder.on_status, timings=FAST, ssh=missing)
     link.start()
     try:
-        wait_until(lambda: "unreachable" in recorder.status_names(), what="unreachable")
+        wait_for(lambda: "unreachable" in recorder.status_names(), what="unreachable")
         assert link.status.failure is not None
         assert link.status.failure.kind == "no-ssh"
     finally:

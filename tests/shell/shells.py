@@ -52,7 +52,7 @@ PROMPT = re.compile(rb"<<P(\d+)>> ")
 FAKE_AGENT = """\
 import json, os, sys, time
 args = sys.argv[1:]
-if args[:1] == ["--sleep"]:
+if args[:1] == ["--sleep"]:  # run that long, as a long command does: only time makes one
     time.sleep(float(args[1]))
 print("<<agent " + json.dumps({
     "name": os.path.basename(sys.argv[0]),

@@ -7,9 +7,9 @@ down each call, so a test can tell that no process was started for a short comma
 from __future__ import annotations
 
 import re
-import time
 
 import pytest
+from helpers.processes import children_of, process_age, process_name
 from helpers.waiting import wait_for
 
 from tray.core.session import Session
@@ -194,7 +194,14 @@ def test_a_command_stopped_with_ctrl_z_is_not_reported(shell: Shell, home: Home)
     shell.load(str(home.logging_tray))
     start = len(shell.output)
     shell.send("sleep 30\r")
-    time.sleep(0.5)  # past the threshold: only time makes a command long
+    sleeper = wait_for(
+        lambda: next(
+            (p for p in children_of(shell.process.pid) if process_name(p) == "sleep"), None
+        ),
+        what="sleep 30 to run",
+    )
+    # Only time makes a command long: past the 0.2 s threshold by the command's own age.
+    wait_for(lambda: (process_age(sleeper) or 0.0) > 0.5, what="the command to be long")
     shell.send("\x1a")
     shell.wait_prompt(start)
     shell.run(FAILING)

@@ -9,7 +9,9 @@ open link (:meth:`tray.remote.link.HostLink.answer`), or, when that cannot carry
 ssh of its own (:func:`tray.remote.actions.answer_remote`); both check every word first.
 
 :func:`deliver_answer` may block for as long as the launcher holds an answer (a few seconds
-at most): the worker calls it, never the menu's or the notifier's thread.
+at most), or ssh takes: a thread of its own calls it (:mod:`tray.app.errands`), never the
+worker, the menu's or the notifier's thread. The worker then applies the outcome
+(:meth:`AnswerDispatcher.settle`).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from tray.app.messages import Answer
+from tray.app.messages import Answer, Outcome
 from tray.base.safe_text import clean_text, cut
 from tray.core.answer_gate import ENDED
 from tray.core.answer_target import AnswerTarget
@@ -32,20 +34,10 @@ from tray.launcher.answer_socket import send_answer, socket_path
 from tray.remote.actions import answer_remote
 from tray.state.store import valid_session_id
 
-# RefreshResult before the reason in a refusal's notification; the label gives way first.
+# Room for the name, then the reason, in a refusal's notification; the name gives way first.
 _NAME_CELLS = 40
 _REASON_CELLS = 100
 NOT_ANSWERED = "not answered"
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """What became of one answer: ``ok`` when the keys went in; else ``line``, the
-    refusal as the notification says it ("api-server: the prompt has changed; not
-    answered")."""
-
-    ok: bool
-    line: str = ""
 
 
 def refusal_line(name: str, reason: str) -> str:
@@ -150,9 +142,10 @@ class _Told(Protocol):
 
 
 class AnswerDispatcher:
-    """The worker's side of an :class:`~tray.app.messages.Answer`: carry it out, then
-    withdraw the prompt's notification and stop its reminders, or say why not in one
-    short notification (nothing was typed)."""
+    """Both sides of an :class:`~tray.app.messages.Answer`: :meth:`deliver` carries it
+    out (any thread; it waits), then :meth:`settle`, on the worker, withdraws the
+    prompt's notification and stops its reminders, or says why not in one short
+    notification (nothing was typed)."""
 
     def __init__(
         self, where: AnswerRoutes, notifier: _Shows, policy: _Told, log: logging.Logger
@@ -162,9 +155,14 @@ class AnswerDispatcher:
         self._policy = policy
         self._log = log
 
-    def handle(self, message: Answer, session: Session | None, *, stale: bool) -> Outcome:
+    def deliver(self, message: Answer, session: Session | None, *, stale: bool) -> Outcome:
+        """Ask the launcher; touches neither the policy nor the notifier."""
         target = AnswerTarget(message.session_id, message.record_id, message.since)
-        outcome = deliver_answer(session, target, message.answer, self._where, stale=stale)
+        return deliver_answer(session, target, message.answer, self._where, stale=stale)
+
+    def settle(self, message: Answer, outcome: Outcome) -> None:
+        """Apply what :meth:`deliver` found; the worker's only."""
+        target = AnswerTarget(message.session_id, message.record_id, message.since)
         if outcome.ok:
             self._log.info("%s: %s typed", cut(clean_text(target.session_id), 60), message.answer)
             self._policy.answered(target.session_id, target.record_id, target.since)
@@ -173,4 +171,14 @@ class AnswerDispatcher:
             self._log.info("%s", outcome.line)
             # Clicking it focuses the session, where the prompt can be answered by hand.
             self._notifier.send(outcome.line, "", "normal", target.session_id)
-        return outcome
+
+
+__all__ = [
+    "NOT_ANSWERED",
+    "AnswerDispatcher",
+    "AnswerRoutes",
+    "LinkAnswers",
+    "Outcome",
+    "deliver_answer",
+    "refusal_line",
+]

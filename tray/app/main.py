@@ -6,7 +6,11 @@ slow timer for liveness, and pushes the result to the icon, the menu and the not
 policy (one pass: :class:`tray.core.view.refresh.Refresh`). A refresh gate folds a storm of
 changes into a few refreshes a second. The worker alone touches the policy, the overview
 and the app's memory: menu items and notification buttons post messages to it
-(:mod:`tray.app.messages`), handled in :meth:`TrayApp.handle`.
+(:mod:`tray.app.messages`), handled in :meth:`TrayApp.handle`. It never waits on another
+program or machine: focus, answers, dismissing on a host and the clipboard run on
+threads of their own (:mod:`tray.app.errands`) and post their outcome back. It sleeps on
+its mailbox until a message, a change, or the earliest of its deadlines
+(:class:`tray.core.view.deadlines.RefreshSchedule`).
 
 Each ``[[hosts]]`` entry has a link thread of its own (:class:`HostLinks`): it hands over
 the host's latest sessions and its health, which the worker merges with the local ones.
@@ -18,22 +22,25 @@ from __future__ import annotations
 
 import gc
 import logging
-import math
 import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import assert_never
+from typing import Protocol, assert_never
 
 from tray.app.answer_dispatch import AnswerDispatcher, AnswerRoutes
 from tray.app.away_routing import build_routing
+from tray.app.errands import Errands
 from tray.app.focus_looks import FocusLooks
 from tray.app.messages import (
     Answer,
+    AnswerDone,
     Away,
     ClearFinished,
+    Copy,
     Dismiss,
     Focus,
+    FocusDone,
     Mailbox,
     MarkSeen,
     Message,
@@ -49,6 +56,7 @@ from tray.core.policy.wording import Ping
 from tray.core.remote_sessions import HostStatus, RemoteState, remote_tmux, split_remote_id
 from tray.core.session import Session
 from tray.core.ssh_commands import HostConfig
+from tray.core.view.deadlines import RefreshSchedule
 from tray.core.view.marks import snooze, unsnooze
 from tray.core.view.overview import AppMemory, Overview
 from tray.core.view.refresh import (
@@ -56,18 +64,15 @@ from tray.core.view.refresh import (
     HostUpdates,
     MenuPacer,
     Refresh,
-    RefreshGate,
     menu_outline,
     menu_text,
     shown_key,
 )
-from tray.desktop.clipboard import copy_text
-from tray.desktop.focus import focus_session
+from tray.desktop.focus import FocusResult
 from tray.desktop.icon_host import IconHost
 from tray.desktop.tray_host import TrayHostLook
 from tray.desktop.tray_menu import MenuExtras, build_menu
 from tray.outlets.notifier import Notifier
-from tray.remote.actions import dismiss_remote, focus_remote
 from tray.remote.link import HostLink, HostLinks
 from tray.state.directory_watcher import DirectoryWatcher
 from tray.state.environment import Environment
@@ -80,6 +85,16 @@ from tray.state.store import StateStore
 PAUSE_SECONDS = 3600.0
 # While there is no tray host, how often to look for one.
 HOST_RETRY = 2.0
+
+
+class PolicyView(Protocol):
+    """What may be read of the worker's policy from outside: to be read once the
+    worker has ended (the worker alone changes it)."""
+
+    @property
+    def paused_until(self) -> float | None: ...
+
+    def snoozed_until(self, session_id: str) -> float | None: ...
 
 
 def local_minute(timestamp: float) -> int:
@@ -105,16 +120,14 @@ class TrayApp:
         self._log = log
         self._store = StateStore(env.state_dir())
         self._cache = SessionCache(self._store)
-        self._gate = RefreshGate(refresh_interval)
-        self._next_rescan = -math.inf
+        self._schedule = RefreshSchedule(env.clock, LIVENESS_PERIOD, refresh_interval)
+        self._refreshes = 0
         self._memory_path = env.state_dir() / FILE_NAME
         self._memory = load_memory(self._memory_path, log, env.clock())
-        self._changed = threading.Event()
         self._stopping = threading.Event()
-        # Set by a message and by stop(): wakes the worker even while it lets a storm
-        # of file changes gather.
-        self._nudge = threading.Event()
-        self._mailbox = Mailbox(self._changed, self._nudge)
+        self._mailbox = Mailbox()
+        # Set by the watcher and the hosts' links; wakes the worker.
+        self._changed = self._mailbox.changed
         self._lock = threading.Lock()
         self._watcher = DirectoryWatcher(env.state_dir(), self._changed, log)
         self._policy = NotificationPolicy(config.notify, env.clock, local_minute)
@@ -138,6 +151,7 @@ class TrayApp:
         # A host's answers go over its open link first.
         where = AnswerRoutes(env.state_dir(), self._host_config, env.environ, self._host_link)
         self._answers = AnswerDispatcher(where, self._notifier, self._policy, log)
+        self._errands = Errands(self.post, self._answers, env.environ, log)
         # The worker's too: what each Focus item says, and [away] (idle without forward).
         self._focus_looks = FocusLooks(env.environ, log)
         self._routing = build_routing(
@@ -191,8 +205,7 @@ class TrayApp:
 
     def stop(self) -> None:
         self._stopping.set()
-        self._changed.set()
-        self._nudge.set()
+        self._mailbox.close()
         # Before the worker: no host callback may wake a worker that is gone.
         self._links.stop()
         self._watcher.stop()
@@ -206,60 +219,32 @@ class TrayApp:
         # it again and again while busy sessions make garbage (about 0.5% of a core with
         # twenty busy launchers).
         gc.freeze()
-        while not self._stopping.is_set():
-            # Cleared before the messages are taken: one posted after this wakes the
-            # next wait, and one posted before is handled now.
-            self._nudge.clear()
-            for message in self._mailbox.take():
+        mailbox, schedule = self._mailbox, self._schedule
+        while not mailbox.closed:
+            for message in mailbox.take():
                 self._handle_safely(message)
             now = self._env.clock()
-            wakeup = self._policy.next_wakeup()
-            if wakeup is not None and wakeup <= now:
-                self._gate.request()
-            held = self._pacer.due_at()
-            if held is not None and held <= now:
-                self._gate.request()
-            rescan = now >= self._next_rescan or not self._watcher.active
-            if self._gate.begin(now):
-                self._refresh_safely(now, rescan)
-            elif now >= self._next_rescan and self._gate.open_at(now) <= now:
-                # The timed look at everything runs when the gate is open, and leaves
-                # it open: a change right after it must not wait for the interval.
-                self._refresh_safely(now, rescan=True)
-            timeout = self._timeout(now, wakeup)
-            if self._gate.pending:
-                # A refresh is due at the interval's end; changes until then join it,
-                # so they need not wake this thread one by one. A message does.
-                self._nudge.wait(timeout)
-            elif self._changed.wait(timeout):
-                self._gate.request()
-
-    def _refresh_safely(self, now: float, rescan: bool) -> None:
-        if rescan:
-            self._next_rescan = now + LIVENESS_PERIOD
-        try:
-            self.refresh(rescan=rescan)
-        except Exception:  # the icon must outlive any one bad refresh
-            self._log.exception("refresh failed")
-
-    def _timeout(self, now: float, wakeup: float | None) -> float:
-        opens = self._gate.open_at(now)
-        moments = [max(self._next_rescan, opens)]
-        if wakeup is not None:
-            moments.append(max(wakeup, opens))
-        held = self._pacer.due_at()
-        if held is not None:
-            moments.append(max(held, opens))
-        ready = self._gate.ready_at(now)
-        if ready is not None:
-            moments.append(ready)
-        return min(LIVENESS_PERIOD, max(0.0, min(moments) - self._env.clock()))
+            if self._changed.is_set():
+                schedule.request()
+            due = schedule.due(now, self._policy.next_wakeup(), self._pacer.due_at())
+            if due:
+                rescan = schedule.begin(now, due, watching=self._watcher.active)
+                try:
+                    self.refresh(rescan=rescan)
+                except Exception:  # the icon must outlive any one bad refresh
+                    self._log.exception("refresh failed")
+                # The refresh moved the deadlines, and messages may have come meanwhile.
+                continue
+            # While a refresh waits for the gate, changes join it without waking this
+            # thread one by one; a message still does.
+            mailbox.wait(schedule.wait_time(LIVENESS_PERIOD), changes=not schedule.gathering)
 
     # One pass: read, show, notify.
 
     def refresh(self, rescan: bool = True) -> None:
         """Read what changed (everything, with ``rescan``), then show and notify."""
         now = self._env.clock()
+        self._refreshes += 1
         # Cleared before the watcher's names are taken: a change noted after this is
         # a new request, never lost, and one noted before is read now.
         self._changed.clear()
@@ -337,6 +322,22 @@ class TrayApp:
     def _host_link(self, name: str) -> HostLink | None:
         return self._links.get(name)
 
+    # A look from outside, read-only: how far the worker has got.
+
+    @property
+    def refreshes(self) -> int:
+        """How many refreshes the worker has run."""
+        return self._refreshes
+
+    @property
+    def waiting(self) -> int:
+        """Messages posted that the worker has not yet taken."""
+        return len(self._mailbox)
+
+    @property
+    def policy(self) -> PolicyView:
+        return self._policy
+
     # Menu actions (MenuActions) and notification clicks. They run on pystray's or the
     # notifier's thread, so they only post a message; the worker does the rest.
 
@@ -378,23 +379,10 @@ class TrayApp:
         self.post(Unsnooze(session_id))
 
     def copy_message(self, session_id: str) -> None:
-        # Run here, not by the worker: the clipboard tool may take its time, and the
-        # overview it reads is replaced whole, never changed.
-        row = self._overview.row(session_id) if self._overview is not None else None
-        if row is None or not row.msg:
-            return
-        self._copy(row.msg)
+        self.post(Copy(session_id))
 
     def copy_record_message(self, session_id: str, record_id: str) -> None:
-        row = self._overview.row(session_id) if self._overview is not None else None
-        message = row.message(record_id) if row is not None else None
-        if message:
-            self._copy(message)
-
-    def _copy(self, text: str) -> None:
-        result = copy_text(text, self._env.environ)
-        if not result.ok:
-            self._log.warning("copy failed: %s", result.message)
+        self.post(Copy(session_id, record_id))
 
     def quit(self) -> None:
         self._host.stop()
@@ -411,14 +399,17 @@ class TrayApp:
             self._log.exception("cannot handle %s", message)
 
     def handle(self, message: Message) -> None:
-        """Carry out one user action; on the worker's thread only."""
+        """Carry out one user action, or apply what came back from one; on the worker's
+        thread only. Nothing here waits on another program: that is the errands'."""
         match message:
             case Away(state):
                 self._policy.set_away(state.away)
                 if self._routing.changed(state):
-                    self._changed.set()  # the menu's away line
+                    self._schedule.request()  # the menu's away line
             case Focus(session_id, token):
-                self._focus_now(session_id, token)
+                self._focus(session_id, token)
+            case FocusDone(focused, result):
+                self._focused(focused, result)
             case MarkSeen(session_id, at):
                 self._remember(lambda m: replace(m, seen={**m.seen, session_id: at}))
             case Dismiss(session_id):
@@ -451,9 +442,14 @@ class TrayApp:
                 self._policy.unsnooze(session_id)
                 self._remember(lambda m: unsnooze(m, session_id))
             case Answer(session_id):
-                # Blocks while the launcher holds the answer (seconds at most).
+                # The launcher may hold the answer for seconds, and a host take ssh's
+                # time: the worker goes on, and settles it when it comes back.
                 stale = session_id in self._stale
-                self._answers.handle(message, self._sessions.get(session_id), stale=stale)
+                self._errands.answer(message, self._sessions.get(session_id), stale=stale)
+            case AnswerDone(answer, outcome):
+                self._answers.settle(answer, outcome)
+            case Copy(session_id, record_id):
+                self._copy(session_id, record_id)
             case _:
                 assert_never(message)
 
@@ -464,12 +460,11 @@ class TrayApp:
         except OSError as error:
             self._warnings.problem("memory", f"cannot save {self._memory_path}: {error}")
         # The menu shows the change at the next refresh.
-        self._changed.set()
+        self._schedule.request()
 
     def _dismiss_remote(self, session_ids: list[str]) -> None:
-        """Dismiss remote sessions on their hosts too, one ssh per host, in the
-        background: the app's memory already hides them, and a slow host must not hold
-        up the worker."""
+        """Dismiss remote sessions on their hosts too, one ssh per host, off the worker:
+        the app's memory already hides them."""
         batches: dict[str, list[str]] = {}
         for session_id in session_ids:
             parts = split_remote_id(session_id)
@@ -478,38 +473,26 @@ class TrayApp:
         for name, batch in batches.items():
             host = self._host_config(name)
             if host is not None:
-                threading.Thread(
-                    target=self._dismiss_on_host,
-                    args=(host, batch),
-                    name=f"tray-dismiss-{name}",
-                    daemon=True,
-                ).start()
+                self._errands.dismiss(host, batch)
 
-    def _dismiss_on_host(self, host: HostConfig, session_ids: list[str]) -> None:
-        ok, message = dismiss_remote(host, session_ids, environ=self._env.environ)
-        if ok:
-            self._log.info("%s: dismissed %d session(s)", host.name, len(session_ids))
-        else:
-            self._log.warning("cannot dismiss on %s: %s", host.name, message)
+    def _copy(self, session_id: str, record_id: str | None) -> None:
+        row = self._overview.row(session_id) if self._overview is not None else None
+        if row is None:
+            return
+        text = row.msg if record_id is None else row.message(record_id)
+        if text:
+            self._errands.copy(text)
 
-    def _focus_now(self, session_id: str, token: str | None = None) -> None:
-        # Focusing runs outside tools with timeouts; the worker does it, so neither the
-        # menu's thread nor the notifier's is held up.
+    def _focus(self, session_id: str, token: str | None = None) -> None:
         session = self._sessions.get(session_id)
         if session is None:
             return
         self.handle(MarkSeen(session_id, self._env.clock()))
         parts = split_remote_id(session_id)
-        if parts is not None:
-            self._focus_remote(parts[0], session)
+        if parts is None:
+            self._errands.focus(session, token)
             return
-        result = focus_session(session.terminal, env=self._env.environ, activation_token=token)
-        if not result.ok:
-            self._log.warning("cannot focus %s: %s", session.name, result.message)
-        if self._focus_looks.focused(session, result):
-            self._changed.set()  # the menu says what was left undone
-
-    def _focus_remote(self, name: str, session: Session) -> None:
+        name = parts[0]
         host = self._host_config(name)
         tmux = remote_tmux(session)
         if host is None or tmux is None:
@@ -518,6 +501,10 @@ class TrayApp:
         if session.id in self._stale:
             self._log.warning("cannot focus %s: %s is unreachable", session.name, name)
             return
-        ok, message = focus_remote(host, *tmux, environ=self._env.environ)
-        if not ok:
-            self._log.warning("cannot focus %s: %s", session.name, message)
+        self._errands.focus_remote(host, session, *tmux)
+
+    def _focused(self, session: Session, result: FocusResult) -> None:
+        if not result.ok:
+            self._log.warning("cannot focus %s: %s", session.name, result.message)
+        if split_remote_id(session.id) is None and self._focus_looks.focused(session, result):
+            self._schedule.request()  # the menu says what was left undone

@@ -9,11 +9,7 @@ file is read.
 
 from __future__ import annotations
 
-# typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
-# cost every `tray run` milliseconds.
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable
+from collections.abc import Callable
 
 _INFINITY = float("inf")
 

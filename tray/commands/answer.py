@@ -13,8 +13,9 @@ Exit 0: the keys reached the program. 1: refused, with the reason on one line. 2
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
-from tray.base.exit_codes import UsageError
+from tray.base.exit_codes import FAILURE, SUCCESS, UsageError
 from tray.base.safe_text import clean_text, cut
 from tray.core.answer_gate import ANSWERS, ENDED
 from tray.launcher.answer_socket import (
@@ -27,7 +28,6 @@ from tray.launcher.answer_socket import (
 )
 from tray.state.environment import Environment
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
 
@@ -53,8 +53,8 @@ def run(args: argparse.Namespace, env: Environment) -> int:
             _local(session_id, answer, args.record, since, env)
     except RefusedError as refused:
         env.stderr.write(f"tray answer: {refused}\n")
-        return 1
-    return 0
+        return FAILURE
+    return SUCCESS
 
 
 def _since(text: str | None) -> float | None:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from tray.base.exit_codes import USAGE_ERROR
 from tray.base.safe_text import clean_text
 from tray.commands.autostart_files import (
     APP_ID,
@@ -45,7 +46,7 @@ COMMAND_TIMEOUT: Final = 20.0
 
 
 class AutostartUsageError(AutostartError):
-    status = 2
+    status = USAGE_ERROR
 
 
 @dataclass(frozen=True)

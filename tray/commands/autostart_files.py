@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
+from tray.base.exit_codes import FAILURE
+
 APP_ID: Final = "io.github.tray"
 LABEL: Final = APP_ID  # the LaunchAgent's label
 DESKTOP_FILE: Final = "tray.desktop"
@@ -25,7 +27,7 @@ SUMMARY: Final = "Know which terminal session needs you"
 class AutostartError(Exception):
     """Autostart cannot be set up here; the message is one line for the user."""
 
-    status = 1
+    status = FAILURE
 
 
 # How to start this tray.

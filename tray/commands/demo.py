@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final
 
+from tray.base.exit_codes import INTERRUPTED
 from tray.protocol.report import Report, encode_sequence
 from tray.state.app_lock import app_lock_held
 from tray.state.environment import Environment
@@ -227,7 +228,7 @@ def run_script(step_seconds: float, blocked_seconds: float) -> int:
         _say("* Done: demo finished. `tray status` lists the session.")
     except KeyboardInterrupt:
         _say("\ndemo stopped")
-        return 130
+        return INTERRUPTED
     return 0
 
 

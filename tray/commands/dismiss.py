@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
+import argparse
+
 from tray.base.exit_codes import UsageError
 from tray.base.safe_text import clean_text
 from tray.state.config_file import load_config
 from tray.state.environment import Environment
 from tray.state.store import Dismissal, StateStore
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
 
 
 def run(args: argparse.Namespace, env: Environment) -> int:

@@ -5,16 +5,13 @@ Scripts run it in their loops, so it imports only the protocol and the write loo
 
 from __future__ import annotations
 
+import argparse
 import os
 
 from tray.base.exit_codes import UsageError
 from tray.launcher.fdio import write_all
 from tray.protocol.report import Report, ReportError, encode_sequence
 from tray.state.environment import Environment
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
 
 
 def run(args: argparse.Namespace, env: Environment) -> int:

@@ -3,11 +3,9 @@ that package's call, and imports it only then."""
 
 from __future__ import annotations
 
-from tray.state.environment import Environment
+import argparse
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
+from tray.state.environment import Environment
 
 
 def app(args: argparse.Namespace, env: Environment) -> int:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
 from typing import Final
 
 from tray.base.exit_codes import UsageError
@@ -18,10 +20,6 @@ from tray.state.environment import Environment
 from tray.state.logs import stderr_log
 from tray.state.session_feed import SessionFeed
 from tray.state.store import StateStore
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
 
 # ssh can take seconds per host; a few at a time keeps many hosts from taking minutes.
 MAX_PARALLEL_HOSTS: Final = 8
@@ -115,9 +113,7 @@ def terminal_width(env: Environment) -> int | None:
     columns = env.environ.get("COLUMNS", "")
     if columns.isdigit() and int(columns) > 0:
         return int(columns)
-    try:
+    with suppress(OSError):
         if os.isatty(env.stdout_fd):
             return os.get_terminal_size(env.stdout_fd).columns or None
-    except OSError:
-        pass
     return None

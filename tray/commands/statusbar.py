@@ -30,6 +30,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Final
 
+from tray.base.exit_codes import INTERRUPTED
 from tray.base.safe_text import clean_text, cut, escape_markup
 from tray.core.answer_gate import DEFAULT_SETTINGS, AnswerSettings
 from tray.core.session import Session, status_document
@@ -253,7 +254,7 @@ def show(style: str, watching: bool, env: Environment) -> int:
                 stopping=lambda: reader_gone(env.stdout_fd),
             )
     except _Stopped as stop:
-        return 130 if stop.signum == signal.SIGINT else 0
+        return INTERRUPTED if stop.signum == signal.SIGINT else 0
     except BrokenPipeError:
         pass
     # Here the reader went away, which ends a watch as a normal stop.

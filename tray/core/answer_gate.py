@@ -8,26 +8,20 @@ user's ``[answer.apps]``; nothing a program reports can choose or change them.
 
 from __future__ import annotations
 
-from tray.base.value import Value
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
 
-# typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
-# cost every `tray run` milliseconds.
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
-    from typing import Any, Final
-
-    from tray.protocol.records import Record
+from tray.protocol.records import Record
 
 ANSWERS = ("approve", "deny")
 ESC = "\x1b"
 # A key string is a keystroke or two, never a macro: long strings would let a config
 # type whole commands into an agent.
 MAX_KEYS = 16
-# An app name is 1 to 32 of these (a set rather than re, which would cost every
-# `tray run` milliseconds).
-_APP_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.+-")
-_MAX_APP_NAME = 32
+# As protocol.md spells an app (ASCII only: \w would take any letter).
+_APP_NAME: Final = re.compile(r"[A-Za-z0-9_.+-]{1,32}")
 # How long a prompt must have stood before keys go in. Codex 0.171.0 reports `blocked`
 # a frame before its dialog takes keys: a "y" typed at once was lost (tried at 0 s, fine
 # at 0.3 s), and a lost key may land in the composer. The launcher holds an early
@@ -40,14 +34,12 @@ SINCE_TOLERANCE = 1e-6
 _ENTER = frozenset("\r\n")
 
 
-class AppKeys(Value):
+@dataclass(frozen=True, slots=True)
+class AppKeys:
     """The keys that answer one app's permission prompt."""
 
-    __slots__ = ("approve", "deny")
-
-    def __init__(self, approve: str, deny: str) -> None:
-        self.approve: Final = approve
-        self.deny: Final = deny
+    approve: str
+    deny: str
 
     def keys(self, answer: str) -> str:
         return self.approve if answer == "approve" else self.deny
@@ -66,14 +58,17 @@ BUILTIN_KEYS: Mapping[str, AppKeys] = {
 }
 
 
-class AnswerSettings(Value):
-    """``[answer]``: whether answering is on, and the keys of each app."""
+@dataclass(frozen=True, slots=True)
+class AnswerSettings:
+    """``[answer]``: whether answering is on, and the keys of each app (the built-in ones
+    when not given)."""
 
-    __slots__ = ("apps", "enabled")
+    enabled: bool = True
+    apps: Mapping[str, AppKeys] = field(default_factory=lambda: BUILTIN_KEYS)
 
-    def __init__(self, enabled: bool = True, apps: Mapping[str, AppKeys] | None = None) -> None:
-        self.enabled: Final = enabled
-        self.apps: Final[Mapping[str, AppKeys]] = dict(BUILTIN_KEYS if apps is None else apps)
+    def __post_init__(self) -> None:
+        # A copy: the caller's dict, changed later, must not change the settings.
+        object.__setattr__(self, "apps", dict(self.apps))
 
     def keys_for(self, app: str | None) -> AppKeys | None:
         return None if app is None else self.apps.get(app)
@@ -112,13 +107,9 @@ def parse_answer(document: Mapping[str, Any]) -> AnswerSettings:
     return AnswerSettings(enabled=enabled, apps=apps)
 
 
-def _is_app_name(name: str) -> bool:
-    return 0 < len(name) <= _MAX_APP_NAME and _APP_NAME_CHARS.issuperset(name)
-
-
 def _app_keys(name: str, entry: object) -> AppKeys:
     prefix = f"answer.apps.{name}"
-    if not _is_app_name(name):
+    if _APP_NAME.fullmatch(name) is None:
         raise AnswerConfigError(prefix, "not an app name (letters, digits, _ . + -; 1 to 32)")
     if not isinstance(entry, dict):
         raise AnswerConfigError(prefix, "expected a table with approve and deny")
@@ -149,40 +140,29 @@ def _key_string(key: str, value: object) -> str:
     return value
 
 
-class Request(Value):
+@dataclass(frozen=True, slots=True)
+class Request:
     """An answer asked for: ``record`` the record id, ``since`` the prompt it answers
     (``None``: the prompt standing now)."""
 
-    __slots__ = ("answer", "record", "since")
-
-    def __init__(self, answer: str, record: str | None = None, since: float | None = None) -> None:
-        self.answer: Final = answer
-        self.record: Final = record
-        self.since: Final = since
+    answer: str
+    record: str | None = None
+    since: float | None = None
 
 
-class Decision(Value):
+@dataclass(frozen=True, slots=True)
+class Decision:
     """What the gate decided: ``keys`` to type (bytes), or ``reason`` (one short line).
 
     Keys go in no earlier than ``not_before`` (the prompt's ``since`` plus
     :data:`SETTLE`), after the gate has been asked again at that moment.
     """
 
-    __slots__ = ("keys", "not_before", "reason", "record", "since")
-
-    def __init__(
-        self,
-        keys: bytes | None,
-        reason: str | None,
-        record: str | None = None,
-        since: float | None = None,
-        not_before: float | None = None,
-    ) -> None:
-        self.keys: Final = keys
-        self.reason: Final = reason
-        self.record: Final = record
-        self.since: Final = since
-        self.not_before: Final = not_before
+    keys: bytes | None
+    reason: str | None
+    record: str | None = None
+    since: float | None = None
+    not_before: float | None = None
 
     @property
     def ok(self) -> bool:

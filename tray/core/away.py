@@ -13,11 +13,7 @@ became away by that rule (the lock, or the last input plus ``after``), so the me
 
 from __future__ import annotations
 
-from tray.base.value import Value
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Final
+from dataclasses import dataclass
 
 # A polled source is asked again this soon at the least while the user is away (to see
 # them come back quickly) and at the most this rarely while they are here: reaching
@@ -26,14 +22,12 @@ POLL_MIN = 2.0
 POLL_MAX = 60.0
 
 
-class AwayState(Value):
+@dataclass(frozen=True, slots=True)
+class AwayState:
     """``away``, and since when (a time from the tracker's clock); None when present."""
 
-    __slots__ = ("away", "since")
-
-    def __init__(self, away: bool, since: float | None = None) -> None:
-        self.away: Final = away
-        self.since: Final = since
+    away: bool
+    since: float | None = None
 
 
 PRESENT = AwayState(False)

@@ -11,21 +11,22 @@ more of one than its scheme.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final
 
-from tray.base.value import Value
-
-# typing is for mypy only: importing it would cost every `tray run` milliseconds.
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable
-    from typing import Final
+from tray.core.durations import parse_duration
 
 AWAY_STATES = ("blocked", "error", "done")
 DEFAULT_AFTER = 300.0
 DEFAULT_STATES = frozenset({"blocked", "error"})
 KNOWN_KEYS = ("after", "forward", "states")
 # RFC 3986's scheme, then "://": what every Apprise URL starts with.
-_SCHEME = r"([A-Za-z][A-Za-z0-9+.-]*)://"
+_SCHEME: Final = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
+# Zero is refused too: away at once would forward every ping, even at the desk.
+_EXPECTED_AFTER: Final = (
+    'expected a duration above 0: a number of seconds, or text such as "30s", "5m", "1h"'
+)
 
 
 class AwayConfigError(ValueError):
@@ -37,24 +38,18 @@ class AwayConfigError(ValueError):
         self.problem = problem
 
 
-class AwaySettings(Value):
+@dataclass(frozen=True, slots=True)
+class AwaySettings:
     """``after`` in seconds; ``forward`` the Apprise URLs, in the file's order; ``states``
     the ping states that are forwarded while the user is away."""
 
-    __slots__ = ("after", "forward", "states")
-
-    def __init__(
-        self,
-        after: float = DEFAULT_AFTER,
-        forward: tuple[str, ...] = (),
-        states: frozenset[str] = DEFAULT_STATES,
-    ) -> None:
-        self.after: Final = after
-        self.forward: Final = forward
-        self.states: Final = states
+    after: float = DEFAULT_AFTER
+    forward: tuple[str, ...] = ()
+    states: frozenset[str] = DEFAULT_STATES
 
     def __repr__(self) -> str:
-        # Value's repr would print the URLs, and a repr ends up in logs and tracebacks.
+        # Written here, so dataclass keeps it: its own would print the URLs, and a repr
+        # ends up in logs and tracebacks.
         schemes = [scheme_of(url) for url in self.forward]
         return f"AwaySettings(after={self.after!r}, forward={schemes!r}, states={self.states!r})"
 
@@ -66,7 +61,7 @@ class AwaySettings(Value):
 
 def scheme_of(url: str) -> str:
     """The URL's scheme, lower case, or "?" when it has none: never any more of it."""
-    match = re.match(_SCHEME, url.strip())
+    match = _SCHEME.match(url.strip())
     return match.group(1).lower() if match else "?"
 
 
@@ -105,15 +100,13 @@ def check_forward(
 
 
 def _after(value: object, key: str) -> float:
-    # Imported here: tray.core.config imports this module, and owns the duration syntax.
-    from tray.core.durations import parse_duration  # noqa: PLC0415
-
+    # One message for a bad duration and for 0: parse_duration's own says ">= 0".
     try:
         seconds = parse_duration(value)
-    except ValueError as error:
-        raise AwayConfigError(key, str(error)) from None
+    except ValueError:
+        raise AwayConfigError(key, _EXPECTED_AFTER) from None
     if seconds <= 0:
-        raise AwayConfigError(key, 'expected a duration above 0, such as "5m"')
+        raise AwayConfigError(key, _EXPECTED_AFTER)
     return seconds
 
 

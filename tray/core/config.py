@@ -2,107 +2,58 @@
 
 from __future__ import annotations
 
-from tray.base.value import Value
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, TypeVar
+
 from tray.core.answer_gate import DEFAULT_SETTINGS, AnswerConfigError, AnswerSettings, parse_answer
+from tray.core.away_config import AwayConfigError, AwaySettings, parse_away
 from tray.core.durations import parse_duration
+from tray.core.host_config import HostConfig, HostConfigError, parse_hosts
 
-# typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
-# cost every `tray run` milliseconds.
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import re
-    from collections.abc import Callable, Mapping
-    from typing import Any, Final, TypeVar
-
-    from tray.core.away_config import AwaySettings
-    from tray.core.host_config import HostConfig
-
-    T = TypeVar("T")
+T = TypeVar("T")
 
 FILE_NAME = "config.toml"
 NOTIFY_STATES = ("blocked", "error", "done")
 
-# Patterns as text, compiled by _pattern the first time one is used: re (with enum,
-# functools and more) would cost every `tray run` milliseconds, and most people have no
-# config file.
-_QUIET_HOURS = r"(\d{1,2}):(\d{2})\s*-\s*(\d{1,2}):(\d{2})"
-_compiled: dict[str, re.Pattern[str]] = {}
-
-
-def _pattern(source: str) -> re.Pattern[str]:
-    """``source`` compiled, once."""
-    compiled = _compiled.get(source)
-    if compiled is None:
-        import re  # noqa: PLC0415 - only for a config file that has a pattern to check
-
-        compiled = _compiled[source] = re.compile(source)
-    return compiled
+_QUIET_HOURS: Final = re.compile(r"(\d{1,2}):(\d{2})\s*-\s*(\d{1,2}):(\d{2})")
 
 
 def _json_string(text: str) -> str:
     """``text`` quoted as JSON (and as a TOML basic string), for error messages."""
-    import json  # noqa: PLC0415 - error messages only: json would cost every `tray run`
-
     return json.dumps(text, ensure_ascii=False)
 
 
-class PolicySettings(Value):
+@dataclass(frozen=True, slots=True)
+class PolicySettings:
     """``[notify]``. ``quiet_hours`` is (start, end) in minutes of the local day, and
     wraps past midnight when start >= end; ``remind`` 0 turns reminders off."""
 
-    __slots__ = (
-        "burst",
-        "burst_window",
-        "dedup_window",
-        "done_after",
-        "enabled",
-        "quiet_hours",
-        "remind",
-        "settle",
-        "states",
-        "terminal_notifications",
-        "typing_grace",
-        "when_focused",
-    )
-
-    def __init__(  # noqa: PLR0917 - positional, as it always could be
-        self,
-        enabled: bool = True,
-        states: frozenset[str] = frozenset({"blocked", "error", "done"}),
-        settle: float = 1.0,
-        dedup_window: float = 30.0,
-        burst: int = 3,
-        burst_window: float = 10.0,
-        typing_grace: float = 5.0,
-        done_after: float = 30.0,
-        quiet_hours: tuple[int, int] | None = None,
-        when_focused: bool = False,
-        terminal_notifications: bool = True,
-        remind: float = 300.0,
-    ) -> None:
-        self.enabled: Final = enabled
-        self.states: Final = states
-        self.settle: Final = settle
-        self.dedup_window: Final = dedup_window
-        self.burst: Final = burst
-        self.burst_window: Final = burst_window
-        self.typing_grace: Final = typing_grace
-        self.done_after: Final = done_after
-        self.quiet_hours: Final = quiet_hours
-        self.when_focused: Final = when_focused
-        self.terminal_notifications: Final = terminal_notifications
-        self.remind: Final = remind
+    enabled: bool = True
+    states: frozenset[str] = frozenset({"blocked", "error", "done"})
+    settle: float = 1.0
+    dedup_window: float = 30.0
+    burst: int = 3
+    burst_window: float = 10.0
+    typing_grace: float = 5.0
+    done_after: float = 30.0
+    quiet_hours: tuple[int, int] | None = None
+    when_focused: bool = False
+    terminal_notifications: bool = True
+    remind: float = 300.0
 
 
 class ConfigError(ValueError):
     """A config file that cannot be used, with a one-line message naming the key."""
 
 
-class SessionsConfig(Value):
-    __slots__ = ("keep_ended",)
+@dataclass(frozen=True, slots=True)
+class SessionsConfig:
+    """``[sessions]``: how long an ended session stays listed, in seconds."""
 
-    def __init__(self, keep_ended: float = 24 * 3600.0) -> None:
-        self.keep_ended: Final = keep_ended
+    keep_ended: float = 24 * 3600.0
 
 
 # The contract's defaults: agents with sessions of their own, and full-screen or
@@ -122,19 +73,15 @@ DEFAULT_WRAP = (
 )
 DEFAULT_IGNORE = ("vim", "nvim", "less", "man", "ssh", "tmux", "watch", "top", "htop")
 # Names end up as shell function names and in shell code: nothing a shell would parse.
-_COMMAND_NAME = r"[A-Za-z0-9_][A-Za-z0-9_.+-]*"
+_COMMAND_NAME: Final = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")
 
 
-class ShellConfig(Value):
+@dataclass(frozen=True, slots=True)
+class ShellConfig:
     """``[shell]``: commands ``tray init`` runs under ``tray run``, and ones never reported."""
 
-    __slots__ = ("ignore", "wrap")
-
-    def __init__(
-        self, wrap: tuple[str, ...] = DEFAULT_WRAP, ignore: tuple[str, ...] = DEFAULT_IGNORE
-    ) -> None:
-        self.wrap: Final = wrap
-        self.ignore: Final = ignore
+    wrap: tuple[str, ...] = DEFAULT_WRAP
+    ignore: tuple[str, ...] = DEFAULT_IGNORE
 
 
 # The defaults are values no one can change, so every Config can share them.
@@ -143,27 +90,17 @@ _DEFAULT_NOTIFY = PolicySettings()
 _DEFAULT_SHELL = ShellConfig()
 
 
-class Config(Value):
+@dataclass(frozen=True, slots=True)
+class Config:
     """The whole file. ``notify`` is the notification policy's settings, straight: the
     policy is pure and reads no file. ``away`` is None without an ``[away]`` table."""
 
-    __slots__ = ("answer", "away", "hosts", "notify", "sessions", "shell")
-
-    def __init__(  # noqa: PLR0917 - positional, as it always could be
-        self,
-        sessions: SessionsConfig = _DEFAULT_SESSIONS,
-        notify: PolicySettings = _DEFAULT_NOTIFY,
-        shell: ShellConfig = _DEFAULT_SHELL,
-        hosts: tuple[HostConfig, ...] = (),
-        answer: AnswerSettings = DEFAULT_SETTINGS,
-        away: AwaySettings | None = None,
-    ) -> None:
-        self.sessions: Final = sessions
-        self.notify: Final = notify
-        self.shell: Final = shell
-        self.hosts: Final = hosts
-        self.answer: Final = answer
-        self.away: Final = away
+    sessions: SessionsConfig = _DEFAULT_SESSIONS
+    notify: PolicySettings = _DEFAULT_NOTIFY
+    shell: ShellConfig = _DEFAULT_SHELL
+    hosts: tuple[HostConfig, ...] = ()
+    answer: AnswerSettings = DEFAULT_SETTINGS
+    away: AwaySettings | None = None
 
 
 def parse_config(document: Mapping[str, Any], origin: str = FILE_NAME) -> Config:
@@ -209,11 +146,8 @@ def _parse_answer(document: Mapping[str, Any]) -> AnswerSettings:
 def _parse_away(document: Mapping[str, Any]) -> AwaySettings | None:
     if "away" not in document:
         return None
-    # Only for a config that has the table. Its URLs are checked for shape only: whether
-    # Apprise knows them is the app's question (tray.outlets.forward), and Apprise is never
-    # imported on the `tray run` path.
-    from tray.core.away_config import AwayConfigError, parse_away  # noqa: PLC0415
-
+    # Its URLs are checked for shape only: whether Apprise knows them is the app's
+    # question (tray.outlets.forward).
     try:
         return parse_away(document["away"])
     except AwayConfigError as error:
@@ -269,9 +203,6 @@ def _parse_notify(notify: Mapping[str, Any]) -> PolicySettings:
 def _parse_hosts(document: Mapping[str, Any]) -> tuple[HostConfig, ...]:
     if "hosts" not in document:
         return ()
-    # Only for a config that lists hosts: the launcher never needs them.
-    from tray.core.host_config import HostConfigError, parse_hosts  # noqa: PLC0415
-
     try:
         return parse_hosts(document["hosts"])
     except HostConfigError as error:
@@ -290,7 +221,7 @@ def _command_names(value: object) -> tuple[str, ...]:
     expected = 'expected a list of command names such as ["claude", "codex"]'
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise ValueError(expected)
-    if not all(_pattern(_COMMAND_NAME).fullmatch(item) for item in value):
+    if not all(_COMMAND_NAME.fullmatch(item) for item in value):
         raise ValueError(expected)
     return tuple(dict.fromkeys(value))
 
@@ -349,7 +280,6 @@ def _states(value: object) -> frozenset[str]:
         or not all(isinstance(item, str) for item in value)
         or any(item not in NOTIFY_STATES for item in value)
     ):
-        # Built only here: it needs json, which a good value does not.
         raise ValueError(
             f"expected a list of states from {', '.join(map(_json_string, NOTIFY_STATES))}"
         )
@@ -360,7 +290,7 @@ def _quiet_hours(value: object) -> tuple[int, int]:
     expected = 'expected "HH:MM-HH:MM" with different start and end, such as "22:00-07:30"'
     if not isinstance(value, str):
         raise ValueError(expected)
-    match = _pattern(_QUIET_HOURS).fullmatch(value.strip())
+    match = _QUIET_HOURS.fullmatch(value.strip())
     if match is None:
         raise ValueError(expected)
     start_hour, start_minute, end_hour, end_minute = (int(part) for part in match.groups())

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final, Literal
 
 from tray.core.labels import REMOTE_PANE_KEY, REMOTE_SOCKET_KEY, session_label
@@ -159,7 +159,8 @@ def _session(host: str, entry: object) -> Session | None:
         session = Session.from_file({**fields, "version": FORMAT_VERSION})
     except SessionFormatError:
         return None
-    return session.replace(
+    return replace(
+        session,
         id=namespaced_id(host, remote_id),
         name=clip(session.name, MAX_NAME),
         command=tuple(clip(word, MAX_COMMAND_WORD) for word in session.command),
@@ -194,7 +195,8 @@ def remote_tmux(session: Session) -> tuple[str, str] | None:
 
 
 def _record(record: Record) -> Record:
-    return record.replace(
+    return replace(
+        record,
         id=clip(record.id, MAX_ID),
         app=_optional_clip(record.app, MAX_APP),
         title=_optional_clip(record.title, MAX_TITLE_DECODED),
@@ -203,7 +205,8 @@ def _record(record: Record) -> Record:
 
 
 def _attention(attention: Attention) -> Attention:
-    return attention.replace(
+    return replace(
+        attention,
         title=_optional_clip(attention.title, MAX_TITLE_DECODED),
         body=_optional_clip(attention.body, MAX_MSG_DECODED),
     )
@@ -222,7 +225,7 @@ def _optional_clip(text: str | None, limit: int) -> str | None:
 
 
 def with_host_label(host: str, session: Session) -> Session:
-    return session.replace(name=f"{host} \u00b7 {session_label(session)}", name_given=True)
+    return replace(session, name=f"{host} \u00b7 {session_label(session)}", name_given=True)
 
 
 def clock_time(
@@ -247,7 +250,7 @@ def mark_stale(
     """
     seen = state.received_at if last_seen is None else last_seen
     note = f" (last seen {clock_time(seen, localtime)})"
-    return tuple(s.replace(name=s.name + note) for s in state.labelled())
+    return tuple(replace(s, name=s.name + note) for s in state.labelled())
 
 
 __all__ = [

@@ -8,18 +8,14 @@ tray app and the state files all go through :meth:`Session.to_public`,
 from __future__ import annotations
 
 import math
+import types
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
 
-from tray.base.value import Value
 from tray.core.answer_gate import ANSWERS, DEFAULT_SETTINGS, AnswerSettings, answers_for
 from tray.protocol.records import FINISHED_STATES, Record, most_urgent
 from tray.protocol.report import KINDS, STATES
-
-# typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
-# cost every `tray run` milliseconds.
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
-    from typing import Any, Final
 
 FORMAT_VERSION = 1
 # The version of `tray status --json`; a breaking change to its shape bumps it.
@@ -34,8 +30,7 @@ ATTENTION_CONDITIONS = ("always", "unfocused", "invisible")
 # The newest attention events a session file keeps; readers find new ones by ``seq``.
 ATTENTION_KEPT = 8
 # Shared by every session without terminal facts: read-only, so none can change another's.
-# What types.MappingProxyType is, without importing types on every start.
-_NO_TERMINAL: Mapping[str, str] = type(type.__dict__)({})
+_NO_TERMINAL: Mapping[str, str] = types.MappingProxyType({})
 
 
 class SessionFormatError(ValueError):
@@ -63,7 +58,8 @@ def session_state(
     return None
 
 
-class Attention(Value):
+@dataclass(frozen=True, slots=True)
+class Attention:
     """One request for attention: a terminal notification, a bell, or a long command's end.
 
     ``seq`` grows by one per event in a session, so a reader that remembers the last one
@@ -72,27 +68,14 @@ class Attention(Value):
     line is the ``title``.
     """
 
-    __slots__ = ("at", "body", "condition", "duration", "exit_code", "seq", "source", "title")
-
-    def __init__(  # noqa: PLR0917 - positional, as it always could be
-        self,
-        seq: int,
-        at: float,
-        source: str,
-        title: str | None = None,
-        body: str | None = None,
-        condition: str = "always",
-        exit_code: int | None = None,
-        duration: float | None = None,
-    ) -> None:
-        self.seq: Final = seq
-        self.at: Final = at
-        self.source: Final = source
-        self.title: Final = title
-        self.body: Final = body
-        self.condition: Final = condition
-        self.exit_code: Final = exit_code
-        self.duration: Final = duration
+    seq: int
+    at: float
+    source: str
+    title: str | None = None
+    body: str | None = None
+    condition: str = "always"
+    exit_code: int | None = None
+    duration: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -107,100 +90,51 @@ class Attention(Value):
         }
 
 
-class Answered(Value):
+@dataclass(frozen=True, slots=True)
+class Answered:
     """The last answer this session's launcher typed: which prompt (``record`` and its
     ``since``), with what, and when. The state that follows it does not ping."""
 
-    __slots__ = ("answer", "at", "record", "since")
-
-    def __init__(self, record: str, since: float, answer: str, at: float) -> None:
-        self.record: Final = record
-        self.since: Final = since
-        self.answer: Final = answer
-        self.at: Final = at
+    record: str
+    since: float
+    answer: str
+    at: float
 
     def to_json(self) -> dict[str, Any]:
         return {"record": self.record, "since": self.since, "answer": self.answer, "at": self.at}
 
 
-class Session(Value):
-    __slots__ = (
-        "alive",
-        "answered",
-        "attention",
-        "child_pid",
-        "command",
-        "cwd",
-        "cwd_reported",
-        "exit_code",
-        "focus",
-        "focus_since",
-        "id",
-        "last_input_at",
-        "name",
-        "name_given",
-        "pid",
-        "pid_start",
-        "records",
-        "source",
-        "started_at",
-        "state_since",
-        "terminal",
-        "terminal_progress",
-        "updated_at",
-    )
+@dataclass(frozen=True, slots=True)
+class Session:
+    """One session as the launcher knows it; built positionally too, in this order."""
 
-    def __init__(  # noqa: PLR0917 - positional, as it always could be
-        self,
-        id: str,
-        name: str,
-        command: tuple[str, ...],
-        cwd: str,
-        pid: int,
-        child_pid: int | None,
-        started_at: float,
-        updated_at: float,
-        alive: bool = True,
-        exit_code: int | None = None,
-        source: str = "launcher",
-        records: tuple[Record, ...] = (),
-        # Beyond the contract: what readers need for liveness and for the tray.
-        pid_start: str | None = None,
-        last_input_at: float | None = None,
-        terminal: Mapping[str, str] = _NO_TERMINAL,
-        name_given: bool = False,  # whether ``name`` came from --name
-        # Additive fields of the contract (see the README's state file section).
-        focus: str = "unknown",
-        focus_since: float | None = None,
-        state_since: float | None = None,  # since when ``state`` has been what it is
-        attention: tuple[Attention, ...] = (),
-        terminal_progress: int | None = None,  # OSC 9;4 progress, for programs without 7501
-        cwd_reported: bool = False,  # ``cwd`` came from the program's OSC 7, not the start
-        answered: Answered | None = None,  # the last answer typed through tray
-    ) -> None:
-        self.id: Final = id
-        self.name: Final = name
-        self.command: Final = command
-        self.cwd: Final = cwd
-        self.pid: Final = pid
-        self.child_pid: Final = child_pid
-        self.started_at: Final = started_at
-        self.updated_at: Final = updated_at
-        self.alive: Final = alive
-        self.exit_code: Final = exit_code
-        self.source: Final = source
-        self.records: Final = records
-        self.pid_start: Final = pid_start
-        self.last_input_at: Final = last_input_at
-        self.terminal: Final = terminal
-        self.name_given: Final = name_given
-        self.focus: Final = focus
-        self.focus_since: Final = focus_since
-        self.state_since: Final = state_since
-        self.attention: Final = attention
-        self.terminal_progress: Final = terminal_progress
-        self.cwd_reported: Final = cwd_reported
-        self.answered: Final = answered
+    id: str
+    name: str
+    command: tuple[str, ...]
+    cwd: str
+    pid: int
+    child_pid: int | None
+    started_at: float
+    updated_at: float
+    alive: bool = True
+    exit_code: int | None = None
+    source: str = "launcher"
+    records: tuple[Record, ...] = ()
+    # Beyond the contract: what readers need for liveness and for the tray.
+    pid_start: str | None = None
+    last_input_at: float | None = None
+    # A factory only because dataclass refuses an unhashable default: every session
+    # without terminal facts shares the one read-only mapping.
+    terminal: Mapping[str, str] = field(default_factory=lambda: _NO_TERMINAL)
+    name_given: bool = False  # whether ``name`` came from --name
+    # Additive fields of the contract (see the README's state file section).
+    focus: str = "unknown"
+    focus_since: float | None = None
+    state_since: float | None = None  # since when ``state`` has been what it is
+    attention: tuple[Attention, ...] = ()
+    terminal_progress: int | None = None  # OSC 9;4 progress, for programs without 7501
+    cwd_reported: bool = False  # ``cwd`` came from the program's OSC 7, not the start
+    answered: Answered | None = None  # the last answer typed through tray
 
     @property
     def running(self) -> bool:
@@ -213,7 +147,7 @@ class Session(Value):
     def ended(self, exit_code: int | None, now: float) -> Session:
         """The session after its program stopped: the lifetime rule drops records."""
         kept = tuple(r for r in self.records if r.state in FINISHED_STATES)
-        return self.replace(alive=False, exit_code=exit_code, records=kept, updated_at=now)
+        return replace(self, alive=False, exit_code=exit_code, records=kept, updated_at=now)
 
     def to_public(self, answering: AnswerSettings = DEFAULT_SETTINGS) -> dict[str, Any]:
         """The contract's object. ``answering`` is the reader's ``[answer]`` settings,

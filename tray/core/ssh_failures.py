@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from tray.base.exit_codes import USAGE_ERROR
 from tray.base.safe_text import ELLIPSIS, clean_text, cut
 from tray.core.ssh_commands import HostConfig
 
@@ -34,7 +35,6 @@ FailureKind = Literal[
 SSH_ERROR: Final = 255
 NOT_FOUND: Final = 127
 CANNOT_EXECUTE: Final = 126
-USAGE: Final = 2
 MAX_REASON: Final = 160
 
 
@@ -121,7 +121,7 @@ def _remote_failure(host: HostConfig, text: str, exit_code: int | None) -> Failu
             cut(f"{clean_text(command)} cannot be run on {host.name}", MAX_REASON),
             "make it executable, or point remote_command at the tray program there",
         )
-    if exit_code == USAGE and ("invalid choice" in text or "unrecognized arguments" in text):
+    if exit_code == USAGE_ERROR and ("invalid choice" in text or "unrecognized arguments" in text):
         return _explain("old-tray", host, text)
     return None
 

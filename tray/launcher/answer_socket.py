@@ -20,26 +20,19 @@ user's own keystrokes, or says not now.
 
 from __future__ import annotations
 
-import _socket
-import errno
 import math
 import os
-import stat
-import sys
+import socket
+import struct
 import time
+from collections.abc import Callable
+from contextlib import suppress
+from pathlib import Path
 
+from tray.base.safe_text import clean_text, cut
 from tray.core.answer_gate import ANSWERS, Decision, Request
-from tray.state.store import ANSWER_SUFFIX
-
-# typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
-# cost every `tray run` milliseconds.
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from tray.core.session import Session
-
-    Socket = _socket.socket
+from tray.core.session import Session
+from tray.state.store import ANSWER_SUFFIX, StateStore, valid_session_id, with_liveness
 
 SUFFIX = ANSWER_SUFFIX
 MAX_REQUEST = 512
@@ -53,14 +46,14 @@ MAX_REPLY = 4096
 MAX_CONNECTIONS = 8
 # Accepted per readable event, so a flood cannot keep the byte loop in accept().
 ACCEPT_BURST = 8
-# struct ucred: pid, uid, gid, each a native int.
-_UCRED_SIZE = 12
+# struct ucred: pid, uid, gid.
+_UCRED = struct.Struct("iII")
 
 
 class _Connection:
     __slots__ = ("buffer", "deadline", "fd", "request", "sock")
 
-    def __init__(self, sock: Socket, deadline: float) -> None:
+    def __init__(self, sock: socket.socket, deadline: float) -> None:
         self.sock = sock
         self.fd = sock.fileno()
         self.buffer = b""
@@ -69,15 +62,13 @@ class _Connection:
 
 
 def socket_path(state_dir: str | os.PathLike[str], session_id: str) -> str:
-    """The socket of ``session_id`` in ``state_dir``: a string, for the launcher, which does
-    without pathlib (it costs every `tray run` milliseconds)."""
+    """The socket of ``session_id`` in ``state_dir``, as a string."""
     return os.path.join(state_dir, f"{session_id}{SUFFIX}")
 
 
 def parse_request(line: bytes) -> Request | str:
     """A request line, or why it is not one. Only these three fields, strictly."""
-    # json brings re, milliseconds of every `tray run`: only a request needs it.
-    import json  # noqa: PLC0415
+    import json  # noqa: PLC0415 - only a request needs it, and most sessions get none
 
     try:
         data = json.loads(line.decode("utf-8"))
@@ -133,16 +124,12 @@ class AnswerSocket:
         self._listener = self._listen(self.path)
 
     @staticmethod
-    def _listen(path: str) -> Socket:
-        # The C module, not ``socket``: that one turns every constant into an enum at
-        # import, milliseconds of every `tray run`, for nothing the launcher needs.
-        listener = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM | _socket.SOCK_CLOEXEC)
+    def _listen(path: str) -> socket.socket:
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
         # A stale socket of an earlier launcher with the same id; never another file.
-        if _is_socket(path):
-            try:
+        if Path(path).is_socket():
+            with suppress(FileNotFoundError):  # gone meanwhile
                 os.unlink(path)
-            except FileNotFoundError:
-                pass  # gone meanwhile
         # Created 0600 from the start: a chmod after bind would leave a window.
         old = os.umask(0o177)
         try:
@@ -200,14 +187,12 @@ class AnswerSocket:
     def _accept(self) -> None:
         for _ in range(ACCEPT_BURST):
             try:
-                # accept4 with SOCK_CLOEXEC, as socket.accept() calls it.
-                fd, _ = self._listener._accept()  # type: ignore[attr-defined]  # not in typeshed
+                sock, _ = self._listener.accept()
             except (BlockingIOError, InterruptedError):
                 return
             except OSError:
                 # Out of fds, an aborted peer and the like: never worth the launcher.
                 return
-            sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM, 0, fd)
             sock.setblocking(False)
             if not self._same_uid(sock):
                 self._reply_and_close(sock, {"ok": False, "reason": "refused: another user"})
@@ -219,15 +204,15 @@ class AnswerSocket:
             self._connections[connection.fd] = connection
 
     @staticmethod
-    def _same_uid(sock: Socket) -> bool:
+    def _same_uid(sock: socket.socket) -> bool:
         try:
-            raw = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, _UCRED_SIZE)
+            raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _UCRED.size)
         except OSError:
             return False
-        if len(raw) != _UCRED_SIZE:
+        if len(raw) != _UCRED.size:
             return False
-        uid = int.from_bytes(raw[4:8], sys.byteorder)
-        return uid == os.getuid()
+        _, uid, _ = _UCRED.unpack(raw)
+        return bool(uid == os.getuid())
 
     def _read(self, connection: _Connection) -> None:
         try:
@@ -278,36 +263,20 @@ class AnswerSocket:
         connection.sock.close()
 
     @staticmethod
-    def _reply_and_close(sock: Socket, reply: dict[str, object]) -> None:
-        import json  # noqa: PLC0415 - only a connection needs it (see parse_request)
+    def _reply_and_close(sock: socket.socket, reply: dict[str, object]) -> None:
+        import json  # noqa: PLC0415 - see parse_request
 
         # One small line into an empty socket buffer: it fits, or the peer is gone.
-        try:
-            sock.send(
-                json.dumps(reply).encode() + b"\n", _socket.MSG_DONTWAIT | _socket.MSG_NOSIGNAL
-            )
-        except OSError:
-            pass
+        with suppress(OSError):
+            sock.send(json.dumps(reply).encode() + b"\n", socket.MSG_DONTWAIT | socket.MSG_NOSIGNAL)
         sock.close()
 
     def close(self) -> None:
         for connection in list(self._connections.values()):
             self._finish(connection, {"ok": False, "reason": "the session has ended"})
         self._listener.close()
-        try:
+        with suppress(OSError):  # removed already, or the directory with it
             os.unlink(self.path)
-        except OSError:
-            pass  # removed already, or the directory with it
-
-
-def _is_socket(path: str) -> bool:
-    """``Path(path).is_socket()``: False for a path that is not there or cannot be one."""
-    try:
-        return stat.S_ISSOCK(os.stat(path).st_mode)
-    except OSError as error:
-        if error.errno in (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP):
-            return False
-        raise
 
 
 def send_answer(
@@ -319,11 +288,7 @@ def send_answer(
 ) -> tuple[bool, str]:
     """The client's side, for ``tray answer`` and the tray app: one request on a
     launcher's socket. True when the keys went in; else False and one short line why."""
-    # Off the launcher's start-up path: only clients come here.
-    import json  # noqa: PLC0415
-    import socket  # noqa: PLC0415
-
-    from tray.base.safe_text import clean_text, cut  # noqa: PLC0415
+    import json  # noqa: PLC0415 - see parse_request
 
     request = {"answer": answer, "record": record, "since": since}
     deadline = time.monotonic() + timeout
@@ -384,8 +349,6 @@ def answer_stored_session(
     Returns one of the outcomes above; the read error or the launcher's reason (else
     ""); and the session once it was read. Each caller words the outcome its own way.
     """
-    from tray.state.store import StateStore, valid_session_id, with_liveness  # noqa: PLC0415
-
     if not valid_session_id(session_id):
         return NOT_AN_ID, "", None
     store = StateStore(os.fspath(state_dir))

@@ -20,9 +20,14 @@ from __future__ import annotations
 import math
 import os
 import select
+import signal
 import termios
 import time
+from collections.abc import Callable
+from contextlib import suppress
+from typing import TYPE_CHECKING
 
+from tray.base.exit_codes import SIGNAL_BASE
 from tray.launcher.fdio import write_all
 from tray.launcher.recorder import SessionRecorder
 from tray.launcher.spawn import Spawned, exit_code
@@ -30,19 +35,8 @@ from tray.launcher.terminal import SignalPipe, UserTerminal, get_size, set_size
 from tray.protocol.scanner import Event, Scanner
 from tray.state.logs import LauncherLog
 
-# typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
-# cost every `tray run` milliseconds.
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from tray.launcher.answer_socket import AnswerSocket
-# signal.py only wraps the C module _signal to turn numbers into enums, and enum costs
-# milliseconds of every `tray run`; the functions and constants are the same.
-if TYPE_CHECKING:
-    import signal
-else:
-    import _signal as signal
 
 # Also the most output read in a row, before the loop looks at input, signals and timers
 # again: a keystroke never waits long behind streaming output.
@@ -59,14 +53,10 @@ DRAIN_LIMIT = 2.0
 # After a hangup, how long we wait for the command to die before leaving anyway.
 HANGUP_WAIT = 2.0
 
-HANGUP_STATUS = 128 + signal.SIGHUP
+HANGUP_STATUS = SIGNAL_BASE + signal.SIGHUP
 
 # In pipe mode the terminal's keys reach us, not the command's pty: pass them on.
-_FORWARDED: dict[int, str] = {
-    signal.SIGINT: "SIGINT",
-    signal.SIGQUIT: "SIGQUIT",
-    signal.SIGTSTP: "SIGTSTP",
-}
+_FORWARDED = frozenset({signal.SIGINT, signal.SIGQUIT, signal.SIGTSTP})
 _IN = select.POLLIN | select.POLLHUP | select.POLLERR
 # setitimer(0) would disarm the timer; a deadline already past fires at once instead.
 _SOONEST = 1e-6
@@ -311,10 +301,9 @@ class PtyProxy:
         self._answer_fds = set()
         self._answer_due = math.inf
         self._answers = None
-        try:
+        # A broken socket must not end the session.
+        with suppress(Exception):
             answers.close()
-        except Exception:  # noqa: S110 - a broken socket must not end the session
-            pass
 
     # ----------------------------------------------------------------- bytes
 
@@ -426,7 +415,7 @@ class PtyProxy:
                 self._log("SIGTERM: passed on to the command")
                 self._kill(self._spawned.child, signal.SIGTERM)
             elif signum in _FORWARDED:
-                self._log(f"{_FORWARDED[signum]}: passed on to the foreground group")
+                self._log(f"{signal.Signals(signum).name}: passed on to the foreground group")
                 self._kill_group(self._foreground(), signum)
             elif signum == signal.SIGHUP:
                 raise TerminalGoneError("SIGHUP")
@@ -487,10 +476,8 @@ class PtyProxy:
             return
         size = get_size(self._size_fd)
         if size is not None:
-            try:
+            with suppress(OSError):  # the command's pty is gone
                 set_size(self._master, size)
-            except OSError:
-                pass  # the command's pty is gone
 
     def _foreground(self) -> int:
         try:
@@ -501,17 +488,14 @@ class PtyProxy:
 
     @staticmethod
     def _kill(pid: int, signum: int) -> None:
-        try:
+        # Already gone, or its pid was taken by another user's process.
+        with suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signum)
-        except (ProcessLookupError, PermissionError):
-            pass  # already gone, or its pid was taken by another user's process
 
     @staticmethod
     def _kill_group(group: int, signum: int) -> None:
-        try:
+        with suppress(ProcessLookupError, PermissionError):  # as in _kill
             os.killpg(group, signum)
-        except (ProcessLookupError, PermissionError):
-            pass  # already gone, or its pid was taken by another user's process
 
     # ----------------------------------------------------------------- hangup
 

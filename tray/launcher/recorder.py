@@ -10,23 +10,17 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+from typing import Any
 
 from tray.core.session import Answered, Session
 from tray.launcher.terminal_signals import TerminalSignals
-from tray.protocol.records import RecordTable
+from tray.protocol.records import Record, RecordTable
 from tray.protocol.report import parse_body
 from tray.protocol.scanner import Event, FullReset, PromptStart, Query, RawReport
 from tray.state.logs import LauncherLog
 from tray.state.store import StateStore
-
-# typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
-# cost every `tray run` milliseconds.
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
-    from typing import Any
-
-    from tray.protocol.records import Record
 
 WRITE_INTERVAL = 0.1
 INPUT_WRITE_INTERVAL = 2.0
@@ -150,7 +144,7 @@ class SessionRecorder:
     def answered(self, answered: Answered) -> None:
         """The launcher typed an answer: written at once, so that the app reads the state
         that follows as the answer's, not as news."""
-        self.session = self.session.replace(answered=answered)
+        self.session = replace(self.session, answered=answered)
         self._changed_at = answered.at
         self.write(self.snapshot())
 
@@ -163,7 +157,7 @@ class SessionRecorder:
             self._view_dirty = True
 
     def started(self, child_pid: int) -> None:
-        self.session = self.session.replace(child_pid=child_pid)
+        self.session = replace(self.session, child_pid=child_pid)
         self.write(self.snapshot())
 
     def finish(self, code: int | None) -> None:
@@ -173,12 +167,13 @@ class SessionRecorder:
         session = self.snapshot().ended(code, now)
         # The launcher's own done or error is news as much as a record's would be.
         if session.state != self._state:
-            session = session.replace(state_since=now)
+            session = replace(session, state_since=now)
         self.write(session)
 
     def snapshot(self) -> Session:
         watch = self._watch
-        return self.session.replace(
+        return replace(
+            self.session,
             updated_at=self._changed_at,
             source=self._source,
             records=tuple(self._table.records()),

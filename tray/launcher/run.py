@@ -11,20 +11,17 @@ from __future__ import annotations
 import gc
 import os
 import termios
+from contextlib import closing, contextmanager, nullcontext
+from typing import TYPE_CHECKING
 
+from tray.base.exit_codes import CANNOT_START, USAGE_ERROR
 from tray.core.answer_gate import DEFAULT_SETTINGS, AnswerSettings, Decision, Request, decide
 from tray.core.config import Config, ConfigError, PolicySettings
 from tray.core.session import Answered, Session
 from tray.launcher.answer_socket import AnswerSocket, socket_path
 from tray.launcher.proxy import PtyProxy
 from tray.launcher.recorder import INPUT_WRITE_INTERVAL, WRITE_INTERVAL, SessionRecorder
-from tray.launcher.spawn import (
-    CANNOT_START,
-    CannotStartError,
-    child_dispositions,
-    exit_code,
-    start_command,
-)
+from tray.launcher.spawn import CannotStartError, child_dispositions, spawn
 from tray.launcher.terminal import (
     IFLAG,
     LFLAG,
@@ -44,11 +41,9 @@ from tray.state.environment import Environment
 from tray.state.logs import LAUNCHER_LOG_NAME, LauncherLog
 from tray.state.store import StateStore, StoreError, process_start_token
 
-# typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
-# cost every `tray run` milliseconds.
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
+    from types import TracebackType
 # signal.py only wraps the C module _signal to turn numbers into enums, and enum costs
 # milliseconds of every `tray run`; the functions and constants are the same.
 if TYPE_CHECKING:
@@ -57,11 +52,9 @@ else:
     import _signal as signal
 
 __all__ = [
-    "CANNOT_START",
     "INPUT_WRITE_INTERVAL",
     "WRITE_INTERVAL",
     "Launcher",
-    "exit_code",
     "run_session",
 ]
 
@@ -108,6 +101,56 @@ def _is_open(fd: int) -> bool:
     return True
 
 
+class _Master:
+    """The pty's master side, closed once when the block ends: by the proxy once it has
+    been handed over (the proxy closes it itself to hang the command up, and an fd closed
+    twice could close whatever reused its number), by this before that."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.proxy: PtyProxy | None = None
+
+    def hand_to(self, proxy: PtyProxy) -> PtyProxy:
+        self.proxy = proxy
+        return proxy
+
+    def __enter__(self) -> _Master:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if self.proxy is not None:
+            self.proxy.close_master()
+        else:
+            os.close(self.fd)
+
+
+class _Ending:
+    """The session's end, written when the block ends however it ends: ``code``, the
+    command's status once it is known, or None when the launcher failed first."""
+
+    def __init__(self, recorder: SessionRecorder, log: LauncherLog) -> None:
+        self._recorder = recorder
+        self._log = log
+        self.code: int | None = None
+
+    def __enter__(self) -> _Ending:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self._recorder.finish(self.code)
+        self._log(f"ended status={self.code}")
+
+
 class Launcher:
     """One ``tray run``.
 
@@ -126,7 +169,7 @@ class Launcher:
         self._env = env
         self._id = f"{os.getpid()}-{os.urandom(3).hex()}"
         # A string, not a Path: pathlib is milliseconds of every start.
-        self._state_dir = env.state_directory()
+        self._state_dir = os.fspath(env.state_dir())
         self._store: StateStore | None = None
         self._log = LauncherLog(None, self._id, env.clock)
         self._on_write = on_write
@@ -147,10 +190,7 @@ class Launcher:
         self._stdin = env.stdin_fd
         self._stdout: int | None = env.stdout_fd
         self._size_fd: int | None = None
-        self._master = -1
-        self._proxy: PtyProxy | None = None
         self._answer_settings: AnswerSettings = DEFAULT_SETTINGS
-        self._answers: AnswerSocket | None = None
 
     # ----------------------------------------------------------------- start and end
 
@@ -163,7 +203,7 @@ class Launcher:
     def run(self) -> int:
         if not self._command:
             self._say("tray: no command to run")
-            return 2
+            return USAGE_ERROR
         # A closed stdin or stdout is a number the next open() may reuse: forget it now.
         if not _is_open(self._stdin):
             self._stdin = -1
@@ -173,91 +213,72 @@ class Launcher:
         interactive = os.isatty(self._stdin) and os.isatty(stdout)
         self._size_fd = next((fd for fd in (stdout, self._stdin) if os.isatty(fd)), None)
         recorder = self._open_store()
-        try:
+        with closing(self._log):
             return self._run_on(interactive, recorder)
-        finally:
-            if self._answers is not None:  # the run failed before its end was written
-                self._answers.close()
-                self._answers = None
-            if self._proxy is not None:
-                self._proxy.close_master()
-            elif self._master >= 0:
-                os.close(self._master)
-            self._master = -1
-            self._log.close()
 
     def _run_on(self, interactive: bool, recorder: SessionRecorder) -> int:
+        """The run's resources, each held by the block it is needed in: they end in the
+        reverse order, however the run ends. The terminal's mode first, then the answer
+        socket (once the file says ended, nothing may answer), the session's end, the pty,
+        and last the signals."""
         size = self._initial_size()
         setup_terminal = self._child_terminal_setup(interactive, size)
         dispositions = child_dispositions()
         handled = [signum for signum in _OPTIONAL_SIGNALS if dispositions[signum] != signal.SIG_IGN]
         with SignalPipe([*_ALWAYS_SIGNALS, *handled]) as signals:
             try:
-                starting = start_command(
-                    self._command, self._child_environ(), setup_terminal, dispositions
-                )
-                # While the command's exec is under way (on the other CPU, where there
-                # is one), the state file gets its pid and the answer socket opens.
-                recorder.started(starting.spawned.child)
-                answers = self._open_answers(recorder)
-                spawned = starting.wait()
+                spawned = spawn(self._command, self._child_environ(), setup_terminal, dispositions)
             except CannotStartError as failure:
                 self._log(f"cannot start: {failure}")
                 self._say(str(failure))
                 self._forget()
                 return CANNOT_START
-            self._master = spawned.master
-            self._log(
-                f"started pid={os.getpid()} child={spawned.child} "
-                f"keeper={spawned.keeper} command={self._command!r}"
-            )
-            raw = RawMode(self._stdin) if interactive else None
-            terminal = UserTerminal(
-                self._stdin,
-                self._stdout,
-                raw,
-                self._size_fd,
-                tstp_ignored=dispositions[signal.SIGTSTP] == signal.SIG_IGN,
-            )
-            self._proxy = proxy = PtyProxy(
-                terminal,
-                spawned,
-                signals=signals,
-                recorder=recorder,
-                log=self._log,
-                # Inside another `tray run`, that launcher would record every report a
-                # second time: the reports stop here.
-                scanner=Scanner(withhold_reports=bool(self._env.environ.get(SESSION_VARIABLE))),
-                answers=answers,
-            )
-            # `tray run` starts with collection off (cli.py): what was made until now
-            # lives as long as the session, so it is frozen out of every collection to
-            # come, and collection goes on for the rest.
-            gc.freeze()
-            gc.enable()
-            try:
-                if raw is None:
-                    code = proxy.run()
-                else:
-                    with raw:
-                        code = proxy.run()
-            except Exception:
-                import traceback  # noqa: PLC0415 - only for a crash, off the start-up path
+            with _Master(spawned.master) as master, _Ending(recorder, self._log) as ending:
+                # Once the command runs: nothing of ours holds its start up.
+                recorder.started(spawned.child)
+                with self._answer_socket(recorder, master) as answers:
+                    self._log(
+                        f"started pid={os.getpid()} child={spawned.child} "
+                        f"keeper={spawned.keeper} command={self._command!r}"
+                    )
+                    raw = RawMode(self._stdin) if interactive else None
+                    terminal = UserTerminal(
+                        self._stdin,
+                        self._stdout,
+                        raw,
+                        self._size_fd,
+                        tstp_ignored=dispositions[signal.SIGTSTP] == signal.SIG_IGN,
+                    )
+                    proxy = master.hand_to(
+                        PtyProxy(
+                            terminal,
+                            spawned,
+                            signals=signals,
+                            recorder=recorder,
+                            log=self._log,
+                            # Inside another `tray run`, that launcher would record every
+                            # report a second time: the reports stop here.
+                            scanner=Scanner(
+                                withhold_reports=bool(self._env.environ.get(SESSION_VARIABLE))
+                            ),
+                            answers=answers,
+                        )
+                    )
+                    # `tray run` starts with collection off (cli.py): what was made until
+                    # now lives as long as the session, so it is frozen out of every
+                    # collection to come, and collection goes on for the rest.
+                    gc.freeze()
+                    gc.enable()
+                    try:
+                        with raw if raw is not None else nullcontext():
+                            ending.code = proxy.run()
+                    except Exception:
+                        import traceback  # noqa: PLC0415 - only for a crash, off the start-up path
 
-                self._log("launcher failed: " + traceback.format_exc())
-                proxy.hang_up_child()
-                self._finish(recorder, None)
-                raise
-        self._finish(recorder, code)
-        return code
-
-    def _finish(self, recorder: SessionRecorder, code: int | None) -> None:
-        # Before the last write: once the file says ended, nothing may answer.
-        if self._answers is not None:
-            self._answers.close()
-            self._answers = None
-        recorder.finish(code)
-        self._log(f"ended status={code}")
+                        self._log("launcher failed: " + traceback.format_exc())
+                        proxy.hang_up_child()
+                        raise
+            return ending.code
 
     def _forget(self) -> None:
         """No command ran: leave no session behind."""
@@ -266,37 +287,53 @@ class Launcher:
 
     # ----------------------------------------------------------------- answering
 
-    def _open_answers(self, recorder: SessionRecorder) -> AnswerSocket | None:
-        """The session's answer socket, beside its state file; None without one (no state
-        directory, or a path too long for a Unix socket): the command runs all the same."""
+    @contextmanager
+    def _answer_socket(
+        self, recorder: SessionRecorder, master: _Master
+    ) -> Iterator[AnswerSocket | None]:
+        """The session's answer socket, beside its state file, closed when the block
+        ends; None without one (no state directory, or a path too long for a Unix
+        socket): the command runs all the same. It reaches the proxy through ``master``,
+        which holds it once it is made."""
+        answers = self._open_answers(recorder, master)
+        try:
+            yield answers
+        finally:
+            if answers is not None:
+                answers.close()
+
+    def _open_answers(self, recorder: SessionRecorder, master: _Master) -> AnswerSocket | None:
         if self._store is None:
             return None
+
+        def gate(request: Request) -> Decision:
+            return self._gate(recorder, request, master.proxy is not None and master.proxy.running)
+
+        def type_keys(keys: bytes) -> bool:
+            return master.proxy is not None and master.proxy.type_answer(keys)
+
         try:
-            self._answers = AnswerSocket(
+            return AnswerSocket(
                 socket_path(self._state_dir, self._id),
-                lambda request: self._gate(recorder, request),
-                self._type_answer,
+                gate,
+                type_keys,
                 lambda decision, answer: self._answered(recorder, decision, answer),
                 record_clock=self._env.clock,
             )
         except OSError as error:
             self._log(f"no answer socket, answering off: {error.strerror or error}")
             return None
-        return self._answers
 
-    def _gate(self, recorder: SessionRecorder, request: Request) -> Decision:
+    def _gate(self, recorder: SessionRecorder, request: Request, alive: bool) -> Decision:
         last = recorder.session.answered
         return decide(
             recorder.records(),
             request,
             recorder.last_input_at,
             self._answer_settings,
-            alive=self._proxy is not None and self._proxy.running,
+            alive=alive,
             answered=None if last is None else (last.record, last.since),
         )
-
-    def _type_answer(self, keys: bytes) -> bool:
-        return self._proxy is not None and self._proxy.type_answer(keys)
 
     def _answered(self, recorder: SessionRecorder, decision: Decision, answer: str) -> None:
         assert decision.record is not None

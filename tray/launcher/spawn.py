@@ -18,51 +18,47 @@ the command's process group, as a terminal closing would reach a command that le
 own session, then waits for the command as before. When the keeper exits after it, the
 kernel hangs up the group that was in the foreground at the hangup, as it does for any
 session leader. A command that ignores SIGHUP lives on, as it would under ``script``;
-the keeper goes when it does. ``PR_SET_PDEATHSIG`` would need ctypes (milliseconds of
-every start) and adds nothing: only the launcher holds the master (close-on-exec), so
-the kernel closes it however the launcher ends.
+the keeper goes when it does. ``PR_SET_PDEATHSIG`` would need ctypes and adds nothing:
+only the launcher holds the master (close-on-exec), so the kernel closes it however the
+launcher ends.
 
-The launcher makes the pty (``os.openpty``) and sets it up, then forks the keeper, which
-leads a new session with the pty as controlling terminal on fds 0, 1 and 2
-(``os.login_tty``). The keeper closes every fd it inherited above those but the report
-pipe and forks the command, which execs its argv as typed (see :class:`_Plan` for why the
-two children do nothing but system calls). Both report on that pipe: the keeper the
-command's pid, the command why its exec failed. The pipe is close-on-exec, so the
-launcher's read of it ends once the command runs or has failed to. ptyprocess did this
-part until the start-up was measured: importing it costs about 21 ms here (its Python
-``signal`` brings enum, its shutil brings fnmatch, re, bz2 and lzma), against 23 ms for
-a bare ``python -I -c pass``, and ``tray run`` must start within twice that. A keeper
-exec'd as a program of its own (``python -I -S keeper.py``, which forks and execs the
-command and reports over a pipe) was measured too, while ptyprocess still started the
-keeper: ``tray run -- true`` took 81 ms that way against 67 ms, in CPU time 76 ms
-against 64 ms (``python -I -c pass``: 22 ms; medians of 30 interleaved runs, bytecode
-cached). The difference is the second interpreter starting before the command can.
+ptyprocess starts the keeper, with ``PtyProcess.spawn``: it makes the pty, the new
+session with the pty as controlling terminal on fds 0, 1 and 2, sets the size, closes
+every fd it inherited but the report pipe, and returns once the command has exec'd or
+failed to (its own exec-error pipe is close-on-exec). ``spawn`` fits the keeper as it is:
+its ``preexec_fn`` runs in the pty's session leader, which is what the keeper must be,
+so the keeper is that function (:func:`_keep_session`), and its lower layer (``pty.fork``
+and the pipe) would only be ``spawn`` written out again here. The function forks the
+command and never returns: the keeper waits for the command, and the command execs on
+its own (:func:`_become_command`) rather than through ptyprocess's exec, which would give
+the command the path PATH lookup found as its ``argv[0]`` and only a Python exception's
+text when it fails. The keeper and the command report on a pipe of ours: the keeper the
+command's pid, either of them why it could not start.
+
+ptyprocess looks the program up in the launcher's PATH before it forks; it is handed the
+path already found in the command's own (:func:`_program_path`), which is also where a
+program nothing could run gets its one line, before any fork.
 """
 
 from __future__ import annotations
 
 import errno
 import os
+import signal
 import stat
 import termios
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NoReturn
 
-from tray.base.value import Value
-from tray.launcher.terminal import CC, DEFAULT_COLUMNS, DEFAULT_ROWS, WindowSize, set_size
+from ptyprocess import PtyProcess
 
-# typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
-# cost every `tray run` milliseconds.
-TYPE_CHECKING = False
+from tray.launcher.terminal import CC, DEFAULT_COLUMNS, DEFAULT_ROWS
+
 if TYPE_CHECKING:
-    import signal
     from collections.abc import Callable
-    from typing import Any, Final, NoReturn
 
-    Dispositions = dict[int, Any]
-    Mask = set[int | signal.Signals]
-else:
-    # signal.py only wraps the C module _signal to turn numbers into enums, and enum costs
-    # milliseconds of every start; the functions and constants are the same.
-    import _signal as signal
+Dispositions = dict[int, Any]
+Mask = set[int | signal.Signals]
 
 CANNOT_START = 127
 
@@ -93,6 +89,8 @@ _KEEPER_IGNORES = (
     signal.SIGTTIN,
     signal.SIGTTOU,
 )
+# The keeper's own signals: the default for all, then those above ignored.
+_KEEPER_DEFAULTS = (*INHERITED_SIGNALS, *_PYTHON_IGNORED)
 
 # What the keeper and the command write on the report pipe, one line each, after the
 # letter: the command's pid; the errno its exec failed with; the text of any other error.
@@ -105,18 +103,16 @@ class CannotStartError(Exception):
     """The command could not be started; the message is the one line for stderr."""
 
 
-class Spawned(Value):
+@dataclass(frozen=True, slots=True)
+class Spawned:
     """The child's side of a run: the keeper's pid, the command's, the pty's master side
     (the launcher's to read, write and close), and ``veof``, the byte that ends the
     command's input (as the keeper set the pty up)."""
 
-    __slots__ = ("child", "keeper", "master", "veof")
-
-    def __init__(self, keeper: int, child: int, master: int = -1, veof: bytes = b"\x04") -> None:
-        self.keeper: Final = keeper
-        self.child: Final = child
-        self.master: Final = master
-        self.veof: Final = veof
+    keeper: int
+    child: int
+    master: int = -1
+    veof: bytes = b"\x04"
 
 
 def exit_code(status: int) -> int:
@@ -144,82 +140,39 @@ def _cannot_start_message(program: str, code: int) -> str:
     return f"tray: {program}: {reason}"
 
 
-def _is_directory(path: str) -> bool:
+def _runnable(path: str) -> bool:
+    """An executable file, not a directory: what a shell's PATH search takes."""
     try:
-        return stat.S_ISDIR(os.stat(path).st_mode)
+        return os.access(path, os.X_OK) and not stat.S_ISDIR(os.stat(path).st_mode)
     except (OSError, ValueError):
         return False
 
 
-def _search_path(environ: dict[str, str]) -> list[str]:
-    """The directories of the command's PATH, as ``os.get_exec_path`` gives them.
+def _program_path(program: str, environ: dict[str, str]) -> str:
+    """The file to exec for ``program``: itself when it names a path, else the first
+    runnable one of that name in the command's PATH, as a shell finds it.
 
-    Not that function itself: it imports warnings (milliseconds, in the command's
-    process, just before the exec that every start waits for).
+    CannotStartError tells what exec would have said of one that nothing can run: "not
+    found" for a name, and for a path its own reason (a directory is one, where exec
+    says only "permission denied").
     """
-    return environ.get("PATH", os.defpath).split(os.pathsep)
-
-
-def _exec_paths(program: str, environ: dict[str, str]) -> list[str]:
-    """Where exec looks for ``program``, in order, as ``os.execvpe`` would look."""
     if "/" in program:
-        return [program]
-    paths = [os.path.join(directory, program) for directory in _search_path(environ)]
-    # Those that are not there are left out here, where a stat is cheap, rather than
-    # failed one by one in the command's process (see _Plan); the last stays, so that a
-    # program found nowhere fails as it would have.
-    return [path for path in paths if _may_exist(path)] or paths[-1:]
-
-
-def _may_exist(path: str) -> bool:
-    try:
-        os.stat(path)
-    except (FileNotFoundError, NotADirectoryError):
-        return False
-    except (OSError, ValueError):
-        pass  # an exec of it may fail otherwise (EACCES, ELOOP, ...): it says how
-    return True
-
-
-def _exec_first(paths: list[str], argv: list[str], environ: dict[str, str]) -> NoReturn:
-    """Exec the first of ``paths`` that runs; when none does, raise the first error that
-    was not "no such file", as ``os.execvpe`` does."""
-    first_error: OSError | None = None
-    last_error: OSError | None = None
-    for path in paths:
+        if _runnable(program):
+            return program
         try:
-            os.execve(path, argv, environ)  # noqa: S606 - exec is the point
-        except (FileNotFoundError, NotADirectoryError) as error:
-            last_error = error
-        except OSError as error:
-            last_error = error
-            if first_error is None:
-                first_error = error
-    raise first_error or last_error or FileNotFoundError(errno.ENOENT, "no PATH", argv[0])
-
-
-def _on_path(program: str, environ: dict[str, str]) -> bool:
-    """Whether a directory of the command's PATH has an executable file of that name."""
-    for directory in _search_path(environ):
-        candidate = os.path.join(directory, program)
-        if os.access(candidate, os.X_OK) and not _is_directory(candidate):
-            return True
-    return False
-
-
-def _exec_error(program: str, environ: dict[str, str], error: OSError) -> int:
-    """The errno to report for a failed exec, as `tray run` has always told it.
-
-    A name that no directory of PATH holds as an executable file is not found, though
-    exec says EACCES when one holds it without the x bit or as a directory; and a path
-    to a directory is one, where exec only says EACCES.
-    """
-    code = error.errno or 0
-    if "/" not in program:
-        return code if _on_path(program, environ) else errno.ENOENT
-    if code == errno.EACCES and _is_directory(program):
-        return errno.EISDIR
-    return code
+            mode = os.stat(program).st_mode
+        except (OSError, ValueError) as error:
+            code = getattr(error, "errno", None) or errno.ENOENT
+        else:
+            code = errno.EISDIR if stat.S_ISDIR(mode) else errno.EACCES
+        raise CannotStartError(_cannot_start_message(program, code))
+    for directory in environ.get("PATH", os.defpath).split(os.pathsep):
+        # An empty entry is the working directory; spelt "." so that the path holds a
+        # "/", and ptyprocess takes it as a path, not a name to look up again.
+        path = os.path.join(directory or os.curdir, program)
+        if _runnable(path):
+            return path
+    raise CannotStartError(_cannot_start_message(program, errno.ENOENT))
 
 
 def _report(report: int, kind: bytes, value: bytes) -> None:
@@ -258,32 +211,20 @@ class _Hangup:
                     pass
 
 
-class _Plan(Value):
-    """All the command's start needs, made in the launcher before any fork.
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """All the keeper and the command need, made in the launcher before the fork: a
+    forked child of a Python process pays a page copy for each page it writes, so the
+    children do little but system calls with what the launcher made (besides
+    ptyprocess's own lines and the terminal's setup)."""
 
-    A forked child of a Python process pays a page copy for every page it writes, and
-    almost anything Python does writes (reference counts, new objects): the keeper and
-    the command each paid milliseconds of every start so. So the launcher does the work
-    (the environment, the PATH search, the pty's name and settings), and the children
-    only make system calls with what it made.
-    """
-
-    __slots__ = ("argv", "dispositions", "environ", "mask", "paths", "report")
-
-    def __init__(
-        self,
-        report: int,
-        argv: list[str],
-        environ: dict[str, str],
-        dispositions: list[tuple[int, Any]],
-        mask: Mask,
-    ) -> None:
-        self.report: Final = report
-        self.argv: Final = argv
-        self.environ: Final = environ
-        self.paths: Final = _exec_paths(argv[0], environ)
-        self.dispositions: Final = dispositions
-        self.mask: Final = mask
+    report: int
+    argv: list[str]
+    path: str
+    environ: dict[str, str]
+    dispositions: list[tuple[int, Any]]
+    mask: Mask
+    setup_terminal: Callable[[int], None]
 
 
 def _become_command(plan: _Plan) -> NoReturn:
@@ -299,13 +240,19 @@ def _become_command(plan: _Plan) -> NoReturn:
         # The keeper held SIGHUP back until it could pass it on; the command gets the
         # launcher's own mask.
         signal.pthread_sigmask(signal.SIG_SETMASK, plan.mask)
+        environ = plan.environ
+        try:
+            # `tray init`'s shell code tells its own session from a TRAY_SESSION_ID that
+            # a tmux pane inherited by this: the terminal the session's command runs on.
+            environ = {**environ, "TRAY_TTY": os.ttyname(0)}
+        except OSError:
+            pass
         # The command gets its argv as typed, not the path PATH lookup found: what a
         # shell gives it, and what `ps` and `$0` show.
         try:
-            _exec_first(plan.paths, plan.argv, plan.environ)
+            os.execve(plan.path, plan.argv, environ)  # noqa: S606 - exec is the point
         except OSError as error:
-            code = _exec_error(plan.argv[0], plan.environ, error)
-            _report(plan.report, _EXEC_FAILED, b"%d" % code)
+            _report(plan.report, _EXEC_FAILED, b"%d" % (error.errno or 0))
     except BaseException as error:
         _report_error(plan.report, error)
     os._exit(CANNOT_START)
@@ -327,41 +274,37 @@ def _stop_unless_hung_up(hangup: _Hangup, mask: Mask) -> None:
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
-# The keeper's own signals: the default for all, then these ignored.
-_KEEPER_DEFAULTS = (*INHERITED_SIGNALS, *_PYTHON_IGNORED)
-
-
-def _start_command(plan: _Plan, slave: int, hangup: _Hangup) -> int:
-    """In the keeper: lead the pty's session, fork the command; the command's pid."""
-    # A new session, the pty its controlling terminal, on fds 0, 1 and 2.
-    os.login_tty(slave)
+def _start_command(plan: _Plan, hangup: _Hangup) -> int:
+    """In the keeper: set the pty up, fork the command; the command's pid."""
     signal.set_wakeup_fd(-1)
-    # Only the tty (0, 1 and 2) and the report pipe stay: the launcher's other fds (the
-    # pty's master among them) are not the command's to hold.
-    report = plan.report
-    os.closerange(3, report)
-    os.closerange(report + 1, max(os.sysconf("SC_OPEN_MAX"), report + 1))
     for signum in _KEEPER_DEFAULTS:
         signal.signal(signum, signal.SIG_DFL)
     for signum in _KEEPER_IGNORES:
         signal.signal(signum, signal.SIG_IGN)
     signal.signal(signal.SIGHUP, hangup)
-    # Signals that came while they were blocked meet the default dispositions now, not
-    # the launcher's handlers. SIGHUP stays blocked until the command's pid is known: a
-    # hangup before that waits, and is not lost.
+    # Signals that came while they were blocked (SIGWINCH from ptyprocess's size) meet
+    # the default dispositions now, not the launcher's handlers. SIGHUP stays blocked
+    # until the command's pid is known: a hangup before that waits, and is not lost.
     signal.pthread_sigmask(signal.SIG_SETMASK, plan.mask | {signal.SIGHUP})
+    plan.setup_terminal(0)
     child = os.fork()
     if child == 0:
         _become_command(plan)
     hangup.command = child
     signal.pthread_sigmask(signal.SIG_SETMASK, plan.mask)
+    # Only the tty (0, 1 and 2) and the report pipe stay: ptyprocess's exec-error pipe,
+    # still open here, would hold spawn() up until the keeper exits.
+    report = plan.report
+    os.closerange(3, report)
+    os.closerange(report + 1, max(os.sysconf("SC_OPEN_MAX"), report + 1))
     return child
 
 
-def _keep_session(plan: _Plan, slave: int, hangup: _Hangup) -> NoReturn:
-    """The keeper's life: start the command, wait for it, exit."""
+def _keep_session(plan: _Plan) -> NoReturn:
+    """ptyprocess's ``preexec_fn``, the keeper's life: start the command, wait, exit."""
+    hangup = _Hangup()
     try:
-        child = _start_command(plan, slave, hangup)
+        child = _start_command(plan, hangup)
         os.write(plan.report, _STARTED + b"%d\n" % child)
         os.close(plan.report)
     except BaseException as error:
@@ -378,41 +321,34 @@ def _keep_session(plan: _Plan, slave: int, hangup: _Hangup) -> NoReturn:
         os._exit(CANNOT_START)
 
 
-def _open_pty(
-    argv: list[str], setup_terminal: Callable[[int], None]
-) -> tuple[int, int, str | None]:
-    """The pty's master, its slave set up (size and modes), and the slave's name."""
-    try:
-        master, slave = os.openpty()
-    except OSError as error:
-        raise CannotStartError(f"tray: cannot start {argv[0]}: {error.strerror}") from None
-    try:
-        name: str | None = os.ttyname(slave)
-    except OSError:
-        name = None  # the command goes without TRAY_TTY, as it always did then
-    try:
-        # A new pty is 0 by 0; terminals start at 24 by 80, for a setup_terminal that
-        # sets no size.
-        set_size(slave, WindowSize(DEFAULT_ROWS, DEFAULT_COLUMNS))
-        setup_terminal(slave)
-    except BaseException as error:
-        os.close(master)
-        os.close(slave)
-        if not isinstance(error, Exception):
-            raise
-        text = str(error).replace("\n", " ")
-        reason = f"could not be started ({text})" if text else "could not be started"
-        raise CannotStartError(f"tray: {argv[0]}: {reason}") from None
-    return master, slave, name
+class _KeeperPty(PtyProcess):  # type: ignore[misc]  # ptyprocess has no type hints
+    """ptyprocess's handle on the keeper, reduced to handing over the pid and the fd.
 
+    The launcher owns both: the proxy reads and closes the raw fd, and reaps the keeper
+    itself with ``waitpid(WUNTRACED)`` when SIGCHLD comes. PtyProcess's ``close()``,
+    which its ``__del__`` calls, would sleep 0.1 s and then SIGHUP, SIGINT and SIGKILL
+    the keeper, and its ``isalive()`` would take the keeper's exit status before the
+    proxy saw it; so neither ever runs here (:meth:`take_master`).
+    """
 
-def _read_started(fd: int) -> bytes:
-    """What the pipe holds up to the keeper's line with the command's pid, or to its end
-    when the keeper failed before (its line is the first one written)."""
-    data = b""
-    while b"\n" not in data and (chunk := os.read(fd, 4096)):
-        data += chunk
-    return data
+    pid: int
+    fd: int
+    closed: bool
+    fileobj: Any
+
+    def setwinsize(self, rows: int, cols: int) -> None:
+        # spawn() calls this once the command runs, with rows and columns only: that
+        # would zero the pixel size the keeper set, and send the command a SIGWINCH.
+        pass
+
+    def take_master(self) -> int:
+        """The master fd, no longer owned by the file object ptyprocess keeps over it;
+        not inherited by any child of the launcher (a copy there would keep the pty from
+        hanging up when the launcher dies)."""
+        master = os.dup(self.fd)  # close-on-exec, as every fd Python makes
+        self.fileobj.close()
+        self.closed = True
+        return master
 
 
 def _read_to_end(fd: int) -> bytes:
@@ -440,93 +376,31 @@ def _failure(program: str, messages: bytes) -> tuple[int | None, str | None]:
     return child, failure
 
 
-class StartingCommand:
-    """A command whose keeper has forked it, and whose exec may still be under way.
-
-    The launcher gets on with its own start meanwhile (the state file, the answer
-    socket), on the other CPU where there is one, and then hears how the exec went.
-    """
-
-    def __init__(self, spawned: Spawned, report: int, messages: bytes, program: str) -> None:
-        #: The keeper's and the command's pids and the pty: valid once :meth:`wait` says so.
-        self.spawned = spawned
-        self._report = report
-        self._messages = messages
-        self._program = program
-
-    def wait(self) -> Spawned:
-        """The started command, once its exec ran; CannotStartError when it failed."""
-        try:
-            messages = self._messages + _read_to_end(self._report)
-        finally:
-            os.close(self._report)
-        _, failure = _failure(self._program, messages)
-        if failure is None:
-            return self.spawned
-        _give_up(self.spawned.keeper, self.spawned.master)
-        raise CannotStartError(failure)
-
-
-def _give_up(keeper: int, master: int) -> None:
-    os.close(master)
-    os.waitpid(keeper, 0)  # it exits with the command, at once
-
-
-def start_command(
-    argv: list[str],
-    environ: dict[str, str],
-    setup_terminal: Callable[[int], None],
-    dispositions: Dispositions,
-) -> StartingCommand:
-    """Start keeper and command on a new pty; raise CannotStartError with the stderr line
-    when it fails before the command's pid is known (and :meth:`StartingCommand.wait`
-    when its exec fails).
-
-    ``setup_terminal`` is called with the pty's fd before the command starts (it sets
-    the size, and the modes).
-    """
-    master, slave, tty_name = _open_pty(argv, setup_terminal)
-    # As set up now: termios calls on the master act on the tty.
-    veof = termios.tcgetattr(master)[CC][termios.VEOF]
-    # The keeper reports the command's pid through this pipe and closes it; the command
-    # holds it until its exec, and reports through it if that fails.
-    read_end, write_end = os.pipe2(os.O_CLOEXEC)
-    # `tray init`'s shell code tells its own session from a TRAY_SESSION_ID that a tmux
-    # pane inherited by this: the terminal the session's command runs on.
-    command_environ = environ if tty_name is None else {**environ, "TRAY_TTY": tty_name}
-    hangup = _Hangup()
-    mask = signal.pthread_sigmask(signal.SIG_BLOCK, INHERITED_SIGNALS)
-    plan = _Plan(write_end, argv, command_environ, list(dispositions.items()), mask)
+def _spawn_keeper(plan: _Plan) -> _KeeperPty:
+    """ptyprocess's spawn of the keeper; CannotStartError when it could not make one."""
+    launcher = os.getpid()
     try:
-        keeper = os.fork()
+        process: _KeeperPty = _KeeperPty.spawn(
+            [plan.path, *plan.argv[1:]],
+            env=plan.environ,
+            preexec_fn=lambda: _keep_session(plan),
+            dimensions=(DEFAULT_ROWS, DEFAULT_COLUMNS),
+            pass_fds=(plan.report,),
+        )
     except OSError as error:
-        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-        for fd in (read_end, write_end, master, slave):
-            os.close(fd)
-        raise CannotStartError(f"tray: cannot start {argv[0]}: {error.strerror}") from None
-    if keeper == 0:
-        # The keeper keeps the signals blocked until its own handlers are set: the
-        # launcher's would write to the launcher's signal pipe.
-        try:
-            _keep_session(plan, slave, hangup)
-        finally:
+        # Out of ptys, or of processes. (Not its lookup of the program: _program_path
+        # found the file ptyprocess looks up again, unless it went meanwhile.)
+        reason = error.strerror or str(error)
+        raise CannotStartError(f"tray: cannot start {plan.argv[0]}: {reason}") from None
+    except Exception as error:
+        text = str(error).replace("\n", " ")
+        raise CannotStartError(f"tray: {plan.argv[0]}: could not be started ({text})") from None
+    finally:
+        # An exception ptyprocess lets out of its child before our preexec_fn (its
+        # window size, say) would come back here in a second launcher.
+        if os.getpid() != launcher:
             os._exit(CANNOT_START)
-    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-    os.close(slave)
-    os.close(write_end)
-    try:
-        messages = _read_started(read_end)
-        child, failure = _failure(argv[0], messages)
-    except BaseException:
-        os.close(read_end)
-        _give_up(keeper, master)
-        raise
-    if child is None or failure is not None:
-        os.close(read_end)
-        _give_up(keeper, master)
-        raise CannotStartError(failure)
-    spawned = Spawned(keeper, child, master, veof if isinstance(veof, bytes) else bytes([veof]))
-    return StartingCommand(spawned, read_end, messages, argv[0])
+    return process
 
 
 def spawn(
@@ -535,5 +409,48 @@ def spawn(
     setup_terminal: Callable[[int], None],
     dispositions: Dispositions,
 ) -> Spawned:
-    """:func:`start_command`, and its exec waited for."""
-    return start_command(argv, environ, setup_terminal, dispositions).wait()
+    """Start keeper and command on a new pty, and return once the command has exec'd;
+    raise CannotStartError with the stderr line when it could not be started.
+
+    ``setup_terminal`` is called in the keeper with the pty's fd before the command
+    starts (it sets the size, pixels too, and the modes); without it the pty is 24 by
+    80, as terminals start.
+    """
+    program = argv[0]
+    path = _program_path(program, environ)
+    # The keeper reports the command's pid through this pipe and closes it; the command
+    # holds it until its exec, and reports through it if that fails.
+    read_end, write_end = os.pipe2(os.O_CLOEXEC)
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, INHERITED_SIGNALS)
+    plan = _Plan(write_end, argv, path, environ, list(dispositions.items()), mask, setup_terminal)
+    try:
+        # The keeper keeps the signals blocked until its own handlers are set: the
+        # launcher's would write to the launcher's signal pipe.
+        process = _spawn_keeper(plan)
+    except BaseException:
+        os.close(read_end)
+        raise
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        os.close(write_end)
+    master = process.take_master()
+    try:
+        # spawn() returned after the exec, so every line is written, or soon will be:
+        # the keeper's pid line comes just after its fork.
+        child, failure = _failure(program, _read_to_end(read_end))
+        # As the keeper set the pty up: termios calls on the master act on the tty.
+        veof = termios.tcgetattr(master)[CC][termios.VEOF]
+    except BaseException:
+        _give_up(process.pid, master)
+        raise
+    finally:
+        os.close(read_end)
+    if child is None or failure is not None:
+        _give_up(process.pid, master)
+        raise CannotStartError(failure)
+    return Spawned(process.pid, child, master, veof if isinstance(veof, bytes) else bytes([veof]))
+
+
+def _give_up(keeper: int, master: int) -> None:
+    os.close(master)
+    os.waitpid(keeper, 0)  # it exits with the command, at once

@@ -4,48 +4,35 @@ from __future__ import annotations
 
 import fcntl
 import os
-import sys
+import signal
+import struct
 import termios
-
-from tray.base.value import Value
-
-# typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
-# cost every `tray run` milliseconds.
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
-    from types import FrameType, TracebackType
-    from typing import Any, Final
-# signal.py only wraps the C module _signal to turn numbers into enums, and enum costs
-# milliseconds of every `tray run`; the functions and constants are the same.
-if TYPE_CHECKING:
-    import signal
-else:
-    import _signal as signal
+from collections.abc import Iterable, Mapping
+from contextlib import suppress
+from dataclasses import dataclass
+from types import FrameType, TracebackType
+from typing import Any
 
 DEFAULT_ROWS = 24
 DEFAULT_COLUMNS = 80
 _MAX_DIMENSION = 0xFFFF  # struct winsize holds unsigned shorts
-# struct winsize: four unsigned shorts in the machine's order. Packed by hand: the
-# struct module is a C module to load on every start, for eight bytes.
-_SHORT = 2
-_WINSIZE_BYTES = 4 * _SHORT
+# struct winsize: rows, columns, xpixel, ypixel.
+_WINSIZE = struct.Struct("HHHH")
 
 # Indexes into the list termios.tcgetattr returns.
 IFLAG, OFLAG, CFLAG, LFLAG, ISPEED, OSPEED, CC = range(7)
 
 
-class WindowSize(Value):
-    __slots__ = ("columns", "rows", "xpixel", "ypixel")
-
-    def __init__(self, rows: int, columns: int, xpixel: int = 0, ypixel: int = 0) -> None:
-        self.rows: Final = rows
-        self.columns: Final = columns
-        self.xpixel: Final = xpixel
-        self.ypixel: Final = ypixel
+@dataclass(frozen=True, slots=True)
+class WindowSize:
+    rows: int
+    columns: int
+    xpixel: int = 0
+    ypixel: int = 0
 
 
-class UserTerminal(Value):
+@dataclass(frozen=True, slots=True)
+class UserTerminal:
     """The user's side of a run, as the proxy sees it.
 
     ``stdin`` is -1 when there is no input at all; ``stdout`` None when output goes
@@ -55,35 +42,20 @@ class UserTerminal(Value):
     does not stop the launcher with it.
     """
 
-    __slots__ = ("raw", "size_fd", "stdin", "stdout", "tstp_ignored")
-
-    def __init__(
-        self,
-        stdin: int,
-        stdout: int | None,
-        raw: RawMode | None,
-        size_fd: int | None,
-        tstp_ignored: bool,
-    ) -> None:
-        self.stdin: Final = stdin
-        self.stdout: Final = stdout
-        self.raw: Final = raw
-        self.size_fd: Final = size_fd
-        self.tstp_ignored: Final = tstp_ignored
+    stdin: int
+    stdout: int | None
+    raw: RawMode | None
+    size_fd: int | None
+    tstp_ignored: bool
 
 
 def get_size(fd: int) -> WindowSize | None:
     """The terminal's size, or None when ``fd`` is no terminal or reports no size."""
     try:
-        packed = fcntl.ioctl(fd, termios.TIOCGWINSZ, bytes(_WINSIZE_BYTES))
+        packed = fcntl.ioctl(fd, termios.TIOCGWINSZ, bytes(_WINSIZE.size))
     except OSError:
         return None
-    size = WindowSize(
-        *(
-            int.from_bytes(packed[start : start + _SHORT], sys.byteorder)
-            for start in range(0, _WINSIZE_BYTES, _SHORT)
-        )
-    )
+    size = WindowSize(*_WINSIZE.unpack(packed))
     if size.rows == 0 or size.columns == 0:
         return None
     return size
@@ -91,10 +63,7 @@ def get_size(fd: int) -> WindowSize | None:
 
 def set_size(fd: int, size: WindowSize) -> None:
     """Set a pty's size; the kernel sends SIGWINCH to its foreground group when it changes."""
-    packed = b"".join(
-        value.to_bytes(_SHORT, sys.byteorder)
-        for value in (size.rows, size.columns, size.xpixel, size.ypixel)
-    )
+    packed = _WINSIZE.pack(size.rows, size.columns, size.xpixel, size.ypixel)
     fcntl.ioctl(fd, termios.TIOCSWINSZ, packed)
 
 
@@ -166,10 +135,8 @@ class RawMode:
         if saved is None:
             return
         # A hung-up terminal refuses everything; there is nothing left to restore then.
-        try:
+        with suppress(OSError, termios.error):
             termios.tcsetattr(self._fd, termios.TCSANOW, saved)
-        except (OSError, termios.error):
-            pass
 
     def __enter__(self) -> RawMode:
         self.enter()

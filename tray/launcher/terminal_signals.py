@@ -10,15 +10,14 @@ No I/O and no clock of its own: every call is given the time.
 
 from __future__ import annotations
 
+from collections import deque
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
 from tray.core.session import ATTENTION_KEPT, Attention
 from tray.protocol.scanner import Bell, CursorQuery, Event, FocusReporting, FullReset, Osc
 
-# typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
-# cost every `tray run` milliseconds.
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
-
     from tray.protocol.attention import KittyAssembler, Notification, Progress
     from tray.protocol.prompt_marks import CommandTracker, PromptMark
     from tray.protocol.terminal_input import InputEvents, InputScanner
@@ -40,9 +39,7 @@ class TerminalSignals:
         self._input_scanner: InputScanner | None = None
         self._kitty: KittyAssembler | None = None
         self._commands: CommandTracker | None = None
-        # A list, not a deque: collections is milliseconds of every start, and this
-        # holds a handful of items.
-        self._attention: list[Attention] = []
+        self._attention: deque[Attention] = deque(maxlen=ATTENTION_KEPT)
         self._seq = 0
         self._last_bell = -float("inf")
         self.focus = "unknown"
@@ -200,5 +197,4 @@ class TerminalSignals:
     def _add(self, attention: Attention) -> None:
         self._seq = attention.seq
         self._attention.append(attention)
-        del self._attention[:-ATTENTION_KEPT]
         self.changed = True

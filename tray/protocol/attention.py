@@ -11,16 +11,13 @@ invisible characters and escaping markup happen where the text is shown.
 
 from __future__ import annotations
 
-from tray.base.value import Value
+import binascii
+import re
+from dataclasses import dataclass
+from typing import Final, Literal
 
-# typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
-# cost every `tray run` milliseconds.
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Final, Literal
-
-    Condition = Literal["always", "unfocused", "invisible"]
-    ProgressState = Literal["remove", "set", "error", "indeterminate", "paused"]
+Condition = Literal["always", "unfocused", "invisible"]
+ProgressState = Literal["remove", "set", "error", "indeterminate", "paused"]
 
 MAX_TITLE: Final = 192
 MAX_BODY: Final = 2048
@@ -32,43 +29,38 @@ KITTY_MAX_PENDING: Final = 16
 KITTY_MAX_BYTES: Final = 4096
 
 
-class Notification(Value):
+@dataclass(frozen=True, slots=True)
+class Notification:
     """A desktop notification a program asked for. ``title`` or ``body`` may be empty,
     never both. ``source`` is the OSC number it came in: 9, 777 or 99. ``urgency`` is
     kitty's: 0 low, 1 normal, 2 critical."""
 
-    __slots__ = ("body", "condition", "source", "title", "urgency")
-
-    def __init__(
-        self,
-        title: str,
-        body: str,
-        source: int,
-        condition: Condition = "always",
-        urgency: int | None = None,
-    ) -> None:
-        self.title: Final = title
-        self.body: Final = body
-        self.source: Final = source
-        self.condition: Final = condition
-        self.urgency: Final = urgency
+    title: str
+    body: str
+    source: int
+    condition: Condition = "always"
+    urgency: int | None = None
 
 
-class Progress(Value):
+@dataclass(frozen=True, slots=True)
+class Progress:
     """ConEmu's progress bar (OSC 9;4). ``value`` is 0 to 100, or None when not given.
 
     ``error`` is the bar's colour, not a failure of the session.
     """
 
-    __slots__ = ("state", "value")
-
-    def __init__(self, state: ProgressState, value: int | None = None) -> None:
-        self.state: Final = state
-        self.value: Final = value
+    state: ProgressState
+    value: int | None = None
 
 
 def clip_text(raw: bytes, limit: int) -> str:
-    """UTF-8 with replacement, stripped, at most ``limit`` characters."""
+    """UTF-8 with replacement, stripped, at most ``limit`` characters.
+
+    >>> clip_text(b"  caf\\xc3\\xa9 \\xff  ", 40)
+    'caf\xe9 \ufffd'
+    >>> clip_text(b"Build finished", 5)
+    'Build'
+    """
     return raw.decode("utf-8", "replace").strip()[:limit].rstrip()
 
 
@@ -117,7 +109,16 @@ def _progress(arguments: bytes) -> Progress | None:
 
 
 def parse_osc9(payload: bytes) -> Notification | Progress | None:
-    """iTerm2's notification text, or ConEmu's progress; any other ConEmu command is None."""
+    """iTerm2's notification text, or ConEmu's progress; any other ConEmu command is None.
+
+    >>> parse_osc9(b"\\n\\nClaude needs your permission")  # doctest: +NORMALIZE_WHITESPACE
+    Notification(title='', body='Claude needs your permission', source=9, condition='always',
+                 urgency=None)
+    >>> parse_osc9(b"4;1;42")
+    Progress(state='set', value=42)
+    >>> parse_osc9(b"9;/home/me") is None
+    True
+    """
     if _is_conemu_command(payload):
         if payload.startswith(b"4;"):
             return _progress(payload[2:])
@@ -131,7 +132,14 @@ def parse_osc9(payload: bytes) -> Notification | Progress | None:
 
 
 def parse_osc777(payload: bytes) -> Notification | None:
-    """``notify;TITLE;BODY``: the title ends at the first ``;``, the body is the rest."""
+    """``notify;TITLE;BODY``: the title ends at the first ``;``, the body is the rest.
+
+    >>> parse_osc777(b"notify;Build;done; 3 warnings")  # doctest: +NORMALIZE_WHITESPACE
+    Notification(title='Build', body='done; 3 warnings', source=777, condition='always',
+                 urgency=None)
+    >>> parse_osc777(b"preexec") is None
+    True
+    """
     command, sep, rest = payload.partition(b";")
     if command != b"notify" or not sep:
         return None
@@ -144,10 +152,8 @@ def parse_osc777(payload: bytes) -> Notification | None:
 
 # --- OSC 99 -------------------------------------------------------------------------------
 
-# Checks here are bytes methods, not regular expressions: re (with enum, functools and
-# more) would cost every `tray run` milliseconds. An id is 1 to 64 of these.
-_KITTY_ID_BYTES: Final = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_+.-"
-_KITTY_MAX_ID: Final = 64
+_KITTY_ID: Final = re.compile(rb"[A-Za-z0-9_+.-]{1,64}")
+_PADDED_BASE64: Final = re.compile(rb"[A-Za-z0-9+/]*={0,2}")
 _KITTY_CONDITIONS: Final[dict[bytes, Condition]] = {
     b"always": "always",
     b"unfocused": "unfocused",
@@ -156,17 +162,6 @@ _KITTY_CONDITIONS: Final[dict[bytes, Condition]] = {
 # Not part of a notification at all: a request to close one, a support query, and
 # kitty's liveness query.
 _KITTY_COMMANDS: Final = frozenset({b"close", b"?", b"alive"})
-_BASE64_BYTES: Final = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-
-
-def _is_kitty_id(identifier: bytes) -> bool:
-    return 0 < len(identifier) <= _KITTY_MAX_ID and not identifier.translate(None, _KITTY_ID_BYTES)
-
-
-def _is_padded_base64(data: bytes) -> bool:
-    """``[A-Za-z0-9+/]*`` then at most two ``=``."""
-    unpadded = data.rstrip(b"=")
-    return len(data) - len(unpadded) <= 2 and not unpadded.translate(None, _BASE64_BYTES)
 
 
 class _Pending:
@@ -185,13 +180,11 @@ class _Pending:
 def _decode_kitty_payload(data: bytes, encoded: bool) -> bytes | None:
     if not encoded:
         return data if len(data) <= KITTY_MAX_PAYLOAD else None
-    if len(data) > (KITTY_MAX_PAYLOAD + 2) // 3 * 4 or not _is_padded_base64(data):
+    if len(data) > (KITTY_MAX_PAYLOAD + 2) // 3 * 4 or _PADDED_BASE64.fullmatch(data) is None:
         return None
     unpadded = data.rstrip(b"=")
     if len(unpadded) % 4 == 1:
         return None
-    import binascii  # noqa: PLC0415 - a C module to load: only a kitty payload needs it
-
     try:
         raw = binascii.a2b_base64(unpadded + b"=" * (-len(unpadded) % 4), strict_mode=True)
     except binascii.Error:  # pragma: no cover - the checks above rule it out
@@ -206,6 +199,16 @@ class KittyAssembler:
     may each come in several chunks and are concatenated. Bounded: at most
     ``max_pending`` notifications wait at once (the least recently fed goes first) and
     each holds at most ``KITTY_MAX_BYTES`` of text.
+
+    >>> kitty = KittyAssembler()
+    >>> kitty.feed(b"i=7:d=0;Build") is None
+    True
+    >>> kitty.pending
+    1
+    >>> kitty.feed(b"i=7:p=body:u=2;finished")
+    Notification(title='Build', body='finished', source=99, condition='always', urgency=2)
+    >>> kitty.feed(b"e=1;SGVsbG8=").title
+    'Hello'
     """
 
     __slots__ = ("_max_pending", "_pending")
@@ -236,7 +239,7 @@ class KittyAssembler:
             return None
         identifier = keys.get(b"i", b"0")
         encoding = keys.get(b"e", b"0")
-        if not _is_kitty_id(identifier) or encoding not in (b"0", b"1"):
+        if _KITTY_ID.fullmatch(identifier) is None or encoding not in (b"0", b"1"):
             return None
         text = b""
         if kind in (b"title", b"body"):
@@ -275,28 +278,38 @@ class KittyAssembler:
 # --- OSC 7 --------------------------------------------------------------------------------
 
 _LOCAL_HOSTS: Final = ("", "localhost")
-HEX_DIGITS = frozenset(b"0123456789abcdefABCDEF")
+
+
+_PERCENT_ESCAPE: Final = re.compile(rb"%([0-9A-Fa-f]{2})")
+_BAD_PERCENT: Final = re.compile(rb"%(?![0-9A-Fa-f]{2})")
 
 
 def percent_decode(raw: bytes) -> bytes | None:
     """Each ``%`` and the two hex digits after it made one byte; None when a ``%`` has
-    no two hex digits after it."""
-    if b"%" not in raw:
-        return raw
-    first, *escaped = raw.split(b"%")
-    out = bytearray(first)
-    for piece in escaped:
-        if len(piece) < 2 or piece[0] not in HEX_DIGITS or piece[1] not in HEX_DIGITS:
-            return None
-        out.append(int(piece[:2], 16))
-        out += piece[2:]
-    return bytes(out)
+    no two hex digits after it.
+
+    >>> percent_decode(b"/home/me/My%20Files")
+    b'/home/me/My Files'
+    >>> percent_decode(b"/100%") is None
+    True
+    """
+    if _BAD_PERCENT.search(raw) is not None:
+        return None
+    return _PERCENT_ESCAPE.sub(lambda escape: bytes([int(escape[1], 16)]), raw)
 
 
 def parse_osc7(payload: bytes, hostname: str) -> str | None:
     """The working directory from ``file://HOST/PATH`` (PATH percent-encoded) or
     kitty's ``kitty-shell-cwd://HOST/PATH`` (PATH raw), when HOST is this machine:
-    empty, ``localhost`` or ``hostname``. Anything else is None."""
+    empty, ``localhost`` or ``hostname``. Anything else is None.
+
+    >>> parse_osc7(b"file://devbox/home/me/My%20Files", "devbox")
+    '/home/me/My Files'
+    >>> parse_osc7(b"kitty-shell-cwd://localhost/tmp", "devbox")
+    '/tmp'
+    >>> parse_osc7(b"file://elsewhere/home/me", "devbox") is None
+    True
+    """
     scheme, sep, rest = payload.partition(b"://")
     scheme = scheme.lower()
     if not sep or scheme not in (b"file", b"kitty-shell-cwd"):
@@ -319,7 +332,6 @@ def parse_osc7(payload: bytes, hostname: str) -> str | None:
 
 
 __all__ = [
-    "HEX_DIGITS",
     "KITTY_MAX_BYTES",
     "KITTY_MAX_PAYLOAD",
     "KITTY_MAX_PENDING",

@@ -7,21 +7,19 @@ replacement and cut to a sane length, and nothing else.
 
 from __future__ import annotations
 
-from tray.base.value import Value
-from tray.protocol.attention import HEX_DIGITS, clip_text, percent_decode
+import re
+from dataclasses import dataclass
+from typing import Final, Literal
 
-# typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
-# cost every `tray run` milliseconds.
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Final, Literal
+from tray.protocol.attention import clip_text, percent_decode
 
-    MarkKind = Literal["A", "B", "C", "D", "E"]
+MarkKind = Literal["A", "B", "C", "D", "E"]
 
 MAX_CMDLINE: Final = 2048
 
 
-class PromptMark(Value):
+@dataclass(frozen=True, slots=True)
+class PromptMark:
     """A shell integration mark, from OSC 133 or OSC 633.
 
     ``A`` a prompt starts, ``B`` the prompt ends, ``C`` a command starts, ``D`` it
@@ -30,26 +28,19 @@ class PromptMark(Value):
     the shell sent one) and with ``E``.
     """
 
-    __slots__ = ("cmdline", "exit_status", "kind")
-
-    def __init__(
-        self, kind: MarkKind, exit_status: int | None = None, cmdline: str | None = None
-    ) -> None:
-        self.kind: Final = kind
-        self.exit_status: Final = exit_status
-        self.cmdline: Final = cmdline
+    kind: MarkKind
+    exit_status: int | None = None
+    cmdline: str | None = None
 
 
-class FinishedCommand(Value):
-    __slots__ = ("cmdline", "ended_at", "exit_status", "started_at")
+@dataclass(frozen=True, slots=True)
+class FinishedCommand:
+    """A command a :class:`CommandTracker` saw start (``C``) and finish (``D``)."""
 
-    def __init__(
-        self, cmdline: str | None, exit_status: int | None, started_at: float, ended_at: float
-    ) -> None:
-        self.cmdline: Final = cmdline
-        self.exit_status: Final = exit_status
-        self.started_at: Final = started_at
-        self.ended_at: Final = ended_at
+    cmdline: str | None
+    exit_status: int | None
+    started_at: float
+    ended_at: float
 
     @property
     def duration(self) -> float:
@@ -62,8 +53,8 @@ def _cmdline(raw: bytes) -> str | None:
 
 # --- OSC 133 and OSC 633 ------------------------------------------------------------------
 
-# An exit status is at most this many digits, after an optional "-".
-_MAX_STATUS_DIGITS: Final = 10
+# At most ten digits, so int() is never fed a huge number.
+_EXIT_STATUS: Final = re.compile(rb"-?[0-9]{1,10}")
 _MARK_KINDS: Final[dict[bytes, MarkKind]] = {b"A": "A", b"B": "B", b"C": "C", b"D": "D"}
 # Inside bash's ``$'...'``, the escapes printf %q produces, and a few more.
 _ANSI_C_ESCAPES: Final = {
@@ -77,7 +68,8 @@ _ANSI_C_ESCAPES: Final = {
     ord("f"): b"\f",
     ord("v"): b"\v",
 }
-_OCTAL = frozenset(b"01234567")
+_OCTAL: Final = frozenset(b"01234567")
+_HEX_DIGITS: Final = frozenset(b"0123456789abcdefABCDEF")
 
 
 def _split_mark(payload: bytes) -> tuple[MarkKind, bytes] | None:
@@ -89,9 +81,7 @@ def _split_mark(payload: bytes) -> tuple[MarkKind, bytes] | None:
 
 def _exit_status(options: bytes) -> int | None:
     first = options.partition(b";")[0]
-    digits = first[1:] if first.startswith(b"-") else first
-    # bytes.isdigit() is ASCII digits only, and False for no bytes at all.
-    return int(first) if len(digits) <= _MAX_STATUS_DIGITS and digits.isdigit() else None
+    return int(first) if _EXIT_STATUS.fullmatch(first) is not None else None
 
 
 def _ansi_c_unquote(text: bytes, start: int, out: bytearray) -> int:
@@ -111,7 +101,7 @@ def _ansi_c_unquote(text: bytes, start: int, out: bytearray) -> int:
             out += _ANSI_C_ESCAPES[escape]
         elif escape == ord("x"):
             digits = bytearray()
-            while pos < len(text) and len(digits) < 2 and text[pos] in HEX_DIGITS:
+            while pos < len(text) and len(digits) < 2 and text[pos] in _HEX_DIGITS:
                 digits.append(text[pos])
                 pos += 1
             out += bytes([int(digits, 16)]) if digits else b"\\x"
@@ -165,10 +155,19 @@ def _c_cmdline(options: bytes) -> str | None:
 
 
 def parse_osc133(payload: bytes) -> PromptMark | None:
-    """``A``, ``B``, ``C`` (maybe with ``cmdline=`` or ``cmdline_url=``) and ``D[;STATUS]``.
+    r"""``A``, ``B``, ``C`` (maybe with ``cmdline=`` or ``cmdline_url=``) and ``D[;STATUS]``.
 
     Options such as ``aid=``, ``click_events=1``, ``special_key=1`` and ``redraw=0`` may
     follow any of them and are ignored.
+
+    >>> parse_osc133(b"A;aid=42;click_events=1")
+    PromptMark(kind='A', exit_status=None, cmdline=None)
+    >>> parse_osc133(b"C;cmdline=make\\ test")
+    PromptMark(kind='C', exit_status=None, cmdline='make test')
+    >>> parse_osc133(b"D;1")
+    PromptMark(kind='D', exit_status=1, cmdline=None)
+    >>> parse_osc133(b"Z") is None
+    True
     """
     return _shared_mark(payload, with_cmdline=True)
 
@@ -202,7 +201,7 @@ def _vscode_unescape(text: bytes) -> bytes:
             if (
                 text[pos + 1 : pos + 2] in (b"x", b"X")
                 and len(hex_digits) == 2
-                and all(digit in HEX_DIGITS for digit in hex_digits)
+                and all(digit in _HEX_DIGITS for digit in hex_digits)
             ):
                 out.append(int(hex_digits, 16))
                 pos += 4
@@ -213,7 +212,13 @@ def _vscode_unescape(text: bytes) -> bytes:
 
 
 def parse_osc633(payload: bytes) -> PromptMark | None:
-    """VS Code's marks: ``A``, ``B``, ``C``, ``D[;STATUS]`` and ``E;CMDLINE[;NONCE]``."""
+    r"""VS Code's marks: ``A``, ``B``, ``C``, ``D[;STATUS]`` and ``E;CMDLINE[;NONCE]``.
+
+    >>> parse_osc633(b"E;echo a\\x3bb;nonce")
+    PromptMark(kind='E', exit_status=None, cmdline='echo a;b')
+    >>> parse_osc633(b"D")
+    PromptMark(kind='D', exit_status=None, cmdline=None)
+    """
     if payload.startswith(b"E;") or payload == b"E":
         # Semicolons inside the command line are escaped, so the first one left ends it.
         cmdline = payload[2:].partition(b";")[0]
@@ -225,6 +230,20 @@ class CommandTracker:
     """Follows the marks of one shell; a ``D`` after a ``C`` is a command that finished.
 
     Times come in with each mark, so this is pure.
+
+    >>> tracker = CommandTracker()
+    >>> tracker.feed(parse_osc133(b"C;cmdline=make"), now=10.0) is None
+    True
+    >>> finished = tracker.feed(parse_osc133(b"D;2"), now=52.5)
+    >>> finished
+    FinishedCommand(cmdline='make', exit_status=2, started_at=10.0, ended_at=52.5)
+    >>> finished.duration
+    42.5
+
+    A ``D`` with no ``C`` before it is Enter on an empty line:
+
+    >>> tracker.feed(parse_osc133(b"D;0"), now=60.0) is None
+    True
     """
 
     __slots__ = ("_cmdline", "_next_cmdline", "_started_at")

@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-from tray.base.value import Value
-from tray.protocol.report import CLEAR, URGENCY, Report
+from dataclasses import dataclass
 
-# typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
-# cost every `tray run` milliseconds.
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Final
+from tray.protocol.report import CLEAR, URGENCY, Report
 
 CAPACITY = 256
 # The finished states: they outlive the program and a new prompt, until the person has
@@ -17,7 +12,8 @@ CAPACITY = 256
 FINISHED_STATES = frozenset({"done", "error"})
 
 
-class Record(Value):
+@dataclass(frozen=True, slots=True)
+class Record:
     """A record as read back: ``app`` is the effective app after inheritance.
 
     ``since`` is since when the record has said what it says now: a report that repeats
@@ -25,29 +21,15 @@ class Record(Value):
     sampling the state file can never make a flapping prompt look steady.
     """
 
-    __slots__ = ("app", "id", "kind", "msg", "progress", "since", "state", "title", "updated_at")
-
-    def __init__(  # noqa: PLR0917 - built positionally, in the protocol's order
-        self,
-        id: str,
-        state: str,
-        kind: str | None,
-        progress: int | None,
-        app: str | None,
-        title: str | None,
-        msg: str | None,
-        updated_at: float,
-        since: float | None = None,
-    ) -> None:
-        self.id: Final = id
-        self.state: Final = state
-        self.kind: Final = kind
-        self.progress: Final = progress
-        self.app: Final = app
-        self.title: Final = title
-        self.msg: Final = msg
-        self.updated_at: Final = updated_at
-        self.since: Final = since
+    id: str
+    state: str
+    kind: str | None
+    progress: int | None
+    app: str | None
+    title: str | None
+    msg: str | None
+    updated_at: float
+    since: float | None = None
 
 
 def _ancestors(record_id: str) -> list[str]:
@@ -59,12 +41,45 @@ def _ancestors(record_id: str) -> list[str]:
 
 
 def most_urgent(states: list[str]) -> str | None:
+    """The state of :data:`~tray.protocol.report.URGENCY` that comes first, or None.
+
+    >>> most_urgent(["done", "blocked", "working"])
+    'blocked'
+    >>> most_urgent([]) is None
+    True
+    """
     present = set(states)
     return next((state for state in URGENCY if state in present), None)
 
 
 class RecordTable:
-    """Insertion order is update order, so the first entry is the least recently updated."""
+    """Insertion order is update order, so the first entry is the least recently updated.
+
+    >>> table = RecordTable()
+    >>> table.apply(Report("working", app="codex"), now=100.0)
+    >>> table.apply(Report("blocked", "build", "permission"), now=101.0)
+    >>> table.state()
+    'blocked'
+
+    A record without an app takes its nearest ancestor's:
+
+    >>> [(record.id, record.state, record.app) for record in table.records()]
+    [('', 'working', 'codex'), ('build', 'blocked', 'codex')]
+
+    A report that repeats a record keeps its ``since``; any change moves it:
+
+    >>> table.apply(Report("blocked", "build", "permission"), now=105.0)
+    >>> table.records()[1].since
+    101.0
+
+    The end of a run keeps only the finished records:
+
+    >>> table.apply(Report("done", "test"), now=110.0)
+    >>> table.end_of_run()
+    True
+    >>> [record.id for record in table.records()]
+    ['test']
+    """
 
     __slots__ = ("_records",)
 

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from tray.base.value import Value
-
-# typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
-# cost every `tray run` milliseconds.
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Final
+import binascii
+import re
+from dataclasses import dataclass
+from typing import Final
 
 STATES: Final = ("idle", "working", "done", "blocked", "error")
 CLEAR: Final = "clear"
@@ -24,79 +21,64 @@ MAX_ID_SEGMENTS = 8
 MAX_TITLE_ENCODED, MAX_TITLE_DECODED = 256, 192
 MAX_MSG_ENCODED, MAX_MSG_DECODED = 2732, 2048
 
-# The checks below are plain string methods, not regular expressions: re (with enum,
-# functools and more) would cost every `tray run` milliseconds. An app, and each segment
-# of an id, is 1 to MAX_APP (MAX_ID_SEGMENT) of these characters.
-_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.+-")
-_BASE64_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-# C0 controls, DEL and C1 controls are refused in decoded text: translate() deletes them,
-# so a shorter result means there was one.
-_DELETE_CONTROLS = dict.fromkeys((*range(0x20), *range(0x7F, 0xA0)))
-# What a value may hold: [A-Za-z0-9_.,+/=-]; the check deletes these and looks for a rest.
-_VALUE_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.,+/=-"
+# Spelled out rather than \w or \d, which take non-ASCII letters and digits too.
+_NAME_CHARS = "[A-Za-z0-9_.+-]"
+_APP = re.compile(rf"{_NAME_CHARS}{{1,{MAX_APP}}}")
+_ID_SEGMENT = rf"{_NAME_CHARS}{{1,{MAX_ID_SEGMENT}}}"
+_ID = re.compile(rf"{_ID_SEGMENT}(?:/{_ID_SEGMENT}){{0,{MAX_ID_SEGMENTS - 1}}}")
+_BASE64_TEXT = re.compile(r"[A-Za-z0-9+/]*")
+# C0 controls, DEL and C1 controls are refused in decoded text.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_KEY = re.compile(rb"[a-z]+")
+_VALUE = re.compile(rb"[A-Za-z0-9_.,+/=-]*")
 _BLANKS = b" \t"
 
 
-def _is_name(text: str, limit: int) -> bool:
-    """``text`` is 1 to ``limit`` characters of ``[A-Za-z0-9_.+-]``."""
-    return 0 < len(text) <= limit and _NAME_CHARS.issuperset(text)
+def _is_app(text: str) -> bool:
+    return _APP.fullmatch(text) is not None
 
 
 def _is_id(text: str) -> bool:
     """1 to MAX_ID_SEGMENTS names of at most MAX_ID_SEGMENT characters, joined by "/"."""
-    segments = text.split("/")
-    return len(segments) <= MAX_ID_SEGMENTS and all(
-        _is_name(segment, MAX_ID_SEGMENT) for segment in segments
-    )
-
-
-def _is_base64_text(text: str) -> bool:
-    """Only ``[A-Za-z0-9+/]``, or nothing."""
-    return text.isascii() and not text.encode("ascii").translate(None, _BASE64_BYTES)
+    return _ID.fullmatch(text) is not None
 
 
 def _has_control(text: str) -> bool:
-    return len(text.translate(_DELETE_CONTROLS)) != len(text)
+    return _CONTROL.search(text) is not None
 
 
 class ReportError(ValueError):
     """A field that cannot go into a report, with a message fit for one line."""
 
 
-class Report(Value):
-    """One parsed report. ``id`` is ``""`` for the root record."""
+@dataclass(frozen=True, slots=True)
+class Report:
+    """One parsed report. ``id`` is ``""`` for the root record.
 
-    __slots__ = ("app", "id", "kind", "msg", "progress", "state", "title")
+    Built positionally too, in the protocol's order:
 
-    def __init__(  # noqa: PLR0917 - built positionally, in the protocol's order
-        self,
-        state: str,
-        id: str = "",
-        kind: str | None = None,
-        progress: int | None = None,
-        app: str | None = None,
-        title: str | None = None,
-        msg: str | None = None,
-    ) -> None:
-        self.state: Final = state
-        self.id: Final = id
-        self.kind: Final = kind
-        self.progress: Final = progress
-        self.app: Final = app
-        self.title: Final = title
-        self.msg: Final = msg
+    >>> report = Report("blocked", "build", "permission")
+    >>> report.id, report.kind, report.app
+    ('build', 'permission', None)
+    """
+
+    state: str
+    id: str = ""
+    kind: str | None = None
+    progress: int | None = None
+    app: str | None = None
+    title: str | None = None
+    msg: str | None = None
 
 
 def _decode_text(value: str, max_decoded: int) -> str | None:
     """Decode a base64 text field; ``None`` means the report must be discarded."""
     data = value.rstrip("=")
     padding = len(value) - len(data)
-    if not _is_base64_text(data) or len(data) % 4 == 1:
+    if _BASE64_TEXT.fullmatch(data) is None or len(data) % 4 == 1:
         return None
     if padding and (len(value) % 4 != 0 or padding > 2):
         return None
-    import binascii  # noqa: PLC0415 - a C module to load: only a report with text needs it
-
     raw = binascii.a2b_base64(data + "=" * (-len(data) % 4))
     # Unused trailing bits must be zero: only the canonical encoding is accepted.
     if binascii.b2a_base64(raw, newline=False).decode("ascii").rstrip("=") != data:
@@ -141,7 +123,20 @@ def _breaks_size_limit(key: bytes, value: bytes) -> bool:
 
 
 def parse_body(body: bytes) -> Report | None:
-    """Parse the bytes after ``7501;``. ``None`` means the report is discarded."""
+    """Parse the bytes after ``7501;``. ``None`` means the report is discarded.
+
+    >>> report = parse_body(b"state=blocked:id=build:kind=permission:app=codex:title=RGVwbG95")
+    >>> report.state, report.id, report.kind, report.app, report.title
+    ('blocked', 'build', 'permission', 'codex', 'Deploy')
+
+    An unknown key, or a known one with a value it cannot take, is left out; a report
+    without a valid state is discarded whole:
+
+    >>> parse_body(b"state=working:progress=150:colour=red").progress is None
+    True
+    >>> parse_body(b"state=sleeping") is None
+    True
+    """
     fields: dict[str, str] = {}
     for pair in body.split(b":"):
         key_bytes, sep, value_bytes = pair.partition(b"=")
@@ -151,10 +146,7 @@ def parse_body(body: bytes) -> Report | None:
         value_bytes = value_bytes.strip(_BLANKS)
         if len(key_bytes) > MAX_KEY or _breaks_size_limit(key_bytes, value_bytes):
             return None
-        # A key is [a-z]+: isalpha() is ASCII letters only, for bytes.
-        if not (key_bytes.isalpha() and key_bytes.islower()):
-            continue
-        if value_bytes.translate(None, _VALUE_BYTES):
+        if _KEY.fullmatch(key_bytes) is None or _VALUE.fullmatch(value_bytes) is None:
             continue
         fields[key_bytes.decode("ascii")] = value_bytes.decode("ascii")
 
@@ -188,7 +180,7 @@ def parse_body(body: bytes) -> Report | None:
     ):
         progress = int(raw_progress)
     app = fields.get("app")
-    if app is not None and not _is_name(app, MAX_APP):
+    if app is not None and not _is_app(app):
         app = None
     return Report(state, record_id, kind, progress, app, title, msg)
 
@@ -203,8 +195,6 @@ def _encode_text(name: str, text: str, max_encoded: int, max_decoded: int) -> st
         raise ReportError(f"{name} is not valid Unicode text") from None
     if len(raw) > max_decoded:
         raise ReportError(f"{name} is {len(raw)} bytes of UTF-8; the limit is {max_decoded}")
-    import binascii  # noqa: PLC0415 - see _decode_text
-
     encoded = binascii.b2a_base64(raw, newline=False).decode("ascii")
     if len(encoded) > max_encoded:  # pragma: no cover - implied by the decoded limit
         raise ReportError(f"{name} is too long")
@@ -212,7 +202,15 @@ def _encode_text(name: str, text: str, max_encoded: int, max_decoded: int) -> st
 
 
 def validate(report: Report) -> None:
-    """Raise :class:`ReportError` unless the report encodes to exactly itself."""
+    """Raise :class:`ReportError` unless the report encodes to exactly itself.
+
+    >>> validate(Report("blocked", kind="permission"))
+    >>> try:
+    ...     validate(Report("done", kind="permission"))
+    ... except ReportError as error:
+    ...     print(error)
+    kind goes only with state blocked
+    """
     # Reports are built from outside input too (command-line arguments): check the types
     # here, so a wrong one is a clear error rather than a TypeError deep in a check.
     texts = (report.state, report.id, report.kind, report.app, report.title, report.msg)
@@ -243,7 +241,7 @@ def validate(report: Report) -> None:
             raise ReportError("progress must be a whole number from 0 to 100")
         if report.state not in ("working", "blocked"):
             raise ReportError("progress goes only with state working or blocked")
-    if report.app is not None and not _is_name(report.app, MAX_APP):
+    if report.app is not None and not _is_app(report.app):
         # A reader discards a whole report for an app over the size limit, so that
         # must never leave here as a report that would vanish without a word.
         raise ReportError(f"app must be 1 to {MAX_APP} characters of [A-Za-z0-9_.+-]")
@@ -258,7 +256,15 @@ def validate(report: Report) -> None:
 
 
 def encode_body(report: Report) -> bytes:
-    """The body for ``report``; raises :class:`ReportError` for an invalid field."""
+    """The body for ``report``; raises :class:`ReportError` for an invalid field.
+
+    Text goes as base64, so any character but a control one may be in it:
+
+    >>> encode_body(Report("working", "build", progress=40, title="Deploy"))
+    b'state=working:id=build:progress=40:title=RGVwbG95'
+    >>> parse_body(_) == Report("working", "build", progress=40, title="Deploy")
+    True
+    """
     validate(report)
     parts = [f"state={report.state}"]
     if report.id:
@@ -277,7 +283,11 @@ def encode_body(report: Report) -> bytes:
 
 
 def encode_sequence(report: Report) -> bytes:
-    """A whole OSC 7501 sequence, BEL-terminated, ready to write to a terminal."""
+    """A whole OSC 7501 sequence, BEL-terminated, ready to write to a terminal.
+
+    >>> encode_sequence(Report("done", app="make"))
+    b'\\x1b]7501;state=done:app=make\\x07'
+    """
     return b"\x1b]7501;" + encode_body(report) + b"\x07"
 
 

@@ -18,8 +18,7 @@ a prefix of ``ESC ] 7501 ; ?`` hides nothing: a terminal would show nothing for 
 
 Plain text costs two memchr() scans a read. Other escape sequences (colours, cursor
 moves) are passed over inside the regular expression engine; only the few interesting
-ones, and a read boundary inside one, reach Python code. The expressions are compiled with
-the first escape sequence: a program that writes none never imports re.
+ones, and a read boundary inside one, reach Python code.
 
 Memory is bounded: an OSC is collected up to the 4096-byte sequence limit and no further,
 the content of DCS, SOS, PM and APC strings is skipped and never collected, and a CSI is
@@ -32,14 +31,9 @@ CAN or SUB cancels either.
 
 from __future__ import annotations
 
-from tray.base.value import Value
-
-# typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
-# cost every `tray run` milliseconds. So would re (with enum, functools and more): it is
-# imported with the first escape sequence, by _load_patterns.
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Final
+import re
+from dataclasses import dataclass
+from typing import Final
 
 ESC = 0x1B
 BEL = 0x07
@@ -70,120 +64,88 @@ _MAX_BODY = MAX_SEQUENCE - 3
 _QUERY_ANSWER = b"\x1b]7501;?"
 
 
-class _Patterns:
-    """The regular expressions, compiled once, by :func:`_load_patterns`.
+# The escape sequences of interest are each found by a search of its own. Colours and
+# cursor moves, which fill a TUI's output, never leave the regular expression engine, and
+# only the sequences that give an event reach Python code. bytes.find() is no match for
+# that: a TUI writes an ESC every nine bytes or so (both captures in tests/data), and over
+# 64 KiB of Codex's output a Python loop that finds each ESC and looks at the byte after
+# it took 20 times as long as the search for the introducers, and a single find() of one
+# two-byte introducer (of the six) took about as long as that whole search.
 
-    The escape sequences of interest are each found by a search of its own. Colours and
-    cursor moves, which fill a TUI's output, never leave the regular expression engine,
-    and only the sequences that give an event reach Python code. bytes.find() is no match
-    for that: a TUI writes an ESC every nine bytes or so (both captures in tests/data), and
-    over 64 KiB of Codex's output a Python loop that finds each ESC and looks at the byte
-    after it took 20 times as long as the search for the introducers, and a single find()
-    of one two-byte introducer (of the six) took about as long as that whole search.
-    """
-
-    __slots__ = ("csi_event", "cut_off", "introducer", "osc_end", "query_tail", "string_end")
-
-    def __init__(self) -> None:
-        import re  # noqa: PLC0415 - milliseconds of every `tray run`: only once needed
-
-        # ESC then "]", "P", "X", "^", "_" or "c": an OSC, a string, or RIS.
-        self.introducer: Final = re.compile(rb"\x1b[\]c" + re.escape(STRING_INTRODUCERS) + rb"]")
-        # A mode change with 1004 among its modes (group 1 its final byte), of at most
-        # MAX_CSI bytes, or a cursor position query (group 1 None).
-        self.csi_event: Final = re.compile(
-            rb"\x1b\[(?:\?(?:(?=[0-9;]{0,%d}[hl])(?:[0-9;]*;)?0*%d(?:;[0-9;]*)?([hl])|6n)|6n)"
-            % (MAX_CSI - 4, FOCUS_MODE)
-        )
-        # What a read may cut off that the next read could still make into something of
-        # interest: a lone ESC, or the start of a mode change or a cursor position query.
-        self.cut_off: Final = re.compile(rb"\x1b(?:\[(?:\?[0-9;]*|6)?)?")
-        self.osc_end: Final = re.compile(rb"[\x07\x18\x1a\x1b]")
-        # BEL is payload in these strings, never a terminator.
-        self.string_end: Final = re.compile(rb"[\x18\x1a\x1b]")
-        self.query_tail: Final = re.compile(rb"[ \t]*(?:\?[ \t]*)?")
-
-
-_patterns: _Patterns | None = None
-
-
-def _load_patterns() -> _Patterns:
-    global _patterns  # noqa: PLW0603 - compiled once, on first use, for every scanner
-    if _patterns is None:
-        _patterns = _Patterns()
-    return _patterns
-
+# ESC then "]", "P", "X", "^", "_" or "c": an OSC, a string, or RIS.
+_INTRODUCER: Final = re.compile(rb"\x1b[\]c" + re.escape(STRING_INTRODUCERS) + rb"]")
+# A mode change with 1004 among its modes (group 1 its final byte), of at most MAX_CSI
+# bytes, or a cursor position query (group 1 None).
+_CSI_EVENT: Final = re.compile(
+    rb"\x1b\[(?:\?(?:(?=[0-9;]{0,%d}[hl])(?:[0-9;]*;)?0*%d(?:;[0-9;]*)?([hl])|6n)|6n)"
+    % (MAX_CSI - 4, FOCUS_MODE)
+)
+# What a read may cut off that the next read could still make into something of
+# interest: a lone ESC, or the start of a mode change or a cursor position query.
+_CUT_OFF: Final = re.compile(rb"\x1b(?:\[(?:\?[0-9;]*|6)?)?")
+_OSC_END: Final = re.compile(rb"[\x07\x18\x1a\x1b]")
+# BEL is payload in these strings, never a terminator.
+_STRING_END: Final = re.compile(rb"[\x18\x1a\x1b]")
+_QUERY_TAIL: Final = re.compile(rb"[ \t]*(?:\?[ \t]*)?")
 
 _OSC_NUMBER_TEXT = frozenset(b"%d" % number for number in OSC_NUMBERS)
 _PROMPT_NUMBER_TEXT = frozenset(mark.split(b";")[0] for mark in PROMPT_MARKS)
 
 
-class Query(Value):
+@dataclass(frozen=True, slots=True)
+class Query:
     """An OSC 7501 support query; ``answer`` is what goes back into the program's input."""
 
-    __slots__ = ("answer",)
-
-    def __init__(self, answer: bytes) -> None:
-        self.answer: Final = answer
+    answer: bytes
 
 
-class RawReport(Value):
+@dataclass(frozen=True, slots=True)
+class RawReport:
     """A complete, size-checked OSC 7501 report; ``body`` follows ``7501;``."""
 
-    __slots__ = ("body",)
-
-    def __init__(self, body: bytes) -> None:
-        self.body: Final = body
+    body: bytes
 
 
-class PromptStart(Value):
+@dataclass(frozen=True, slots=True)
+class PromptStart:
     """OSC 133 or OSC 633 ``A``: a new shell prompt begins.
 
     The same mark also gives an :class:`Osc`, right after this event.
     """
 
-    __slots__ = ()
 
-
-class FullReset(Value):
+@dataclass(frozen=True, slots=True)
+class FullReset:
     """RIS (``ESC c``)."""
 
-    __slots__ = ()
 
-
-class Bell(Value):
+@dataclass(frozen=True, slots=True)
+class Bell:
     """A BEL outside any OSC, DCS, SOS, PM or APC string: the program rang the bell."""
 
-    __slots__ = ()
 
-
-class Osc(Value):
+@dataclass(frozen=True, slots=True)
+class Osc:
     """A complete OSC 7, 9, 99, 133, 633 or 777 of at most 4096 bytes.
 
     ``number`` is the decimal before the first ``;`` and ``payload`` everything after it,
     without the terminator: ``Osc(133, b"D;0")``, ``Osc(777, b"notify;Title;Body")``.
     """
 
-    __slots__ = ("number", "payload")
-
-    def __init__(self, number: int, payload: bytes) -> None:
-        self.number: Final = number
-        self.payload: Final = payload
+    number: int
+    payload: bytes
 
 
-class FocusReporting(Value):
+@dataclass(frozen=True, slots=True)
+class FocusReporting:
     """``CSI ? ... h`` or ``CSI ? ... l`` with 1004 among its modes: focus events on or off."""
 
-    __slots__ = ("on",)
-
-    def __init__(self, on: bool) -> None:
-        self.on: Final = on
+    on: bool
 
 
-class CursorQuery(Value):
+@dataclass(frozen=True, slots=True)
+class CursorQuery:
     """``CSI 6 n`` or ``CSI ? 6 n``: a ``CSI row ; col R`` on the input is the reply."""
-
-    __slots__ = ()
 
 
 Event = Query | RawReport | PromptStart | FullReset | Bell | Osc | FocusReporting | CursorQuery
@@ -223,8 +185,7 @@ def _could_be_query(body: bytes | bytearray) -> bool:
         return REPORT_PREFIX.startswith(body)
     return (
         body.startswith(REPORT_PREFIX)
-        and (_patterns or _load_patterns()).query_tail.fullmatch(body, len(REPORT_PREFIX))
-        is not None
+        and _QUERY_TAIL.fullmatch(body, len(REPORT_PREFIX)) is not None
     )
 
 
@@ -285,12 +246,44 @@ class Scanner:
         return len(self._held) + (0 if self._carry_sent else len(self._carry))
 
     def finish(self) -> bytes:
-        """The output has ended: release what is withheld, and start afresh."""
+        """The output has ended: release what is withheld, and start afresh.
+
+        >>> scanner = Scanner()
+        >>> scanner.feed(b"50% done\\x1b]75")
+        (b'50% done', ())
+        >>> scanner.finish()
+        b'\\x1b]75'
+        """
         out = (b"" if self._carry_sent else self._carry) + bytes(self._held)
         self._reset()
         return out
 
     def feed(self, data: bytes) -> ScanResult:
+        """The next bytes of the output, cut wherever the read happened to end.
+
+        A report is passed through, and given as an event:
+
+        >>> scanner = Scanner()
+        >>> output, events = scanner.feed(b"\\x1b]7501;state=working\\x07building")
+        >>> output
+        b'\\x1b]7501;state=working\\x07building'
+        >>> events
+        (RawReport(body=b'state=working'),)
+
+        A support query is answered and never passed on, even when it comes in pieces:
+
+        >>> scanner.feed(b"...\\x1b]7501")
+        (b'...', ())
+        >>> scanner.held
+        6
+        >>> scanner.feed(b";?\\x07done\\n")
+        (b'done\\n', (Query(answer=b'\\x1b]7501;?\\x07'),))
+
+        Shell marks, bells and focus reporting; colours pass by unremarked:
+
+        >>> scanner.feed(b"\\x1b]133;A\\x07$ \\x1b[1mbold\\x1b[0m\\x07\\x1b[?1004h").events
+        (PromptStart(), Osc(number=133, payload=b'A'), Bell(), FocusReporting(on=True))
+        """
         # find() rather than "in": it goes straight to memchr(), and costs half as much.
         if (
             self._mode == _GROUND and not self._carry and data.find(ESC) < 0 and data.find(BEL) < 0
@@ -305,8 +298,7 @@ class Scanner:
                 self._carry = b""
                 self._ground(carry + data, 0, len(carry) if self._carry_sent else 0, out, events)
             elif data.find(ESC) < 0:
-                # Bells, and no sequence to look for: no regular expression (nor re, for
-                # a program that writes no escape sequence at all).
+                # Bells, and no sequence to look for: no regular expression.
                 return _new_result(ScanResult, (data, (_BELL,) * data.count(BEL)))
             else:
                 self._ground(data, 0, 0, out, events)
@@ -324,9 +316,8 @@ class Scanner:
         self, buf: bytes, pos: int, flushed: int, out: list[bytes], events: list[Event]
     ) -> None:
         """Scan ``buf`` from ``pos``; ``buf[flushed:pos]`` is passthrough not yet output."""
-        patterns = _patterns or _load_patterns()
-        introducers = patterns.introducer
-        csi_events = patterns.csi_event
+        introducers = _INTRODUCER
+        csi_events = _CSI_EVENT
         end = len(buf)
         bell = buf.find(BEL, pos)
         introducer = introducers.search(buf, pos)
@@ -357,7 +348,7 @@ class Scanner:
                 break
             kind = buf[start + 1]
             if kind == OSC_INTRODUCER:
-                stop = patterns.osc_end.search(buf, start + 2)
+                stop = _OSC_END.search(buf, start + 2)
                 if stop is None:
                     out.append(buf[flushed:start])
                     self._enter_osc(buf[start:], False, out)
@@ -389,7 +380,7 @@ class Scanner:
                     out.append(buf[flushed:] if pos == -1 else buf[flushed:-1])
                     return
         cut = buf.rfind(ESC, max(pos, end - MAX_CSI + 1))
-        if cut >= 0 and patterns.cut_off.fullmatch(buf, cut) is not None:
+        if cut >= 0 and _CUT_OFF.fullmatch(buf, cut) is not None:
             if cut == end - 1:
                 # A lone ESC may start a query: withheld until its next byte is known.
                 out.append(buf[flushed:cut])
@@ -407,7 +398,7 @@ class Scanner:
     def _skip_string(self, buf: bytes, pos: int) -> int:
         """Where ground resumes after a DCS, SOS, PM or APC string whose content starts at
         ``pos``; -1 when the read ends inside it, -2 when it ends with an ESC (withheld)."""
-        stop = (_patterns or _load_patterns()).string_end.search(buf, pos)
+        stop = _STRING_END.search(buf, pos)
         if stop is None:
             self._mode = _STRING
             return -1
@@ -468,7 +459,7 @@ class Scanner:
             self._held.clear()
 
     def _continue_osc(self, data: bytes, out: list[bytes], events: list[Event]) -> None:
-        stop = (_patterns or _load_patterns()).osc_end.search(data)
+        stop = _OSC_END.search(data)
         if stop is None:
             self._collect(data, out)
             return

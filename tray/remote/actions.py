@@ -33,7 +33,7 @@ from tray.remote.ssh import FrameReader, prompt_fix, run_once, start_ssh
 
 CHECK_TIMEOUT: Final = 15.0
 ACTION_TIMEOUT: Final = 15.0
-# Focus runs on the app's worker, which shows nothing new while it waits.
+# A click that selects a tmux pane there should land at once, or be given up on.
 FOCUS_TIMEOUT: Final = 5.0
 # The remote `tray answer` waits up to its launcher's reply time; then ssh's own start.
 ANSWER_TIMEOUT: Final = REPLY_TIMEOUT + 6.0

@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, Any, Final
 
+from tray.base.exit_codes import FAILURE, INTERRUPTED, SUCCESS, USAGE_ERROR
 from tray.core.answer_gate import DEFAULT_SETTINGS, ENDED, AnswerSettings
 from tray.core.session import Session, status_document
 from tray.launcher import answer_socket
@@ -234,7 +235,7 @@ def run_stream(
         min_interval=min_interval,
         pause=closed.wait,
     )
-    return 0
+    return SUCCESS
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -246,14 +247,14 @@ def main(argv: list[str] | None = None) -> None:
     words = sys.argv[1:] if argv is None else argv
     if words not in ([], ["status", "--watch", "--format", "jsonl"]):
         sys.stderr.write("usage: python -m tray.remote.stream [status --watch --format jsonl]\n")
-        sys.exit(2)
+        sys.exit(USAGE_ERROR)
     try:
         status = run_stream(Environment(), sys.stdin.buffer, sys.stdout.buffer)
     except KeyboardInterrupt:
-        status = 130
+        status = INTERRUPTED
     except Exception as error:  # a remote's failure is one line on the link's stderr
         sys.stderr.write(f"tray status: {' '.join(str(error).split())}\n")
-        status = 1
+        status = FAILURE
     # The reader may be gone; nothing left to flush must turn into an error at exit.
     discard_output(sys.stdout.fileno())
     sys.exit(status)

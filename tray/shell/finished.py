@@ -16,6 +16,7 @@ import secrets
 import shlex
 import stat
 
+from tray.base.exit_codes import SUCCESS, USAGE_ERROR
 from tray.core.session import Attention, Session
 from tray.launcher.run import TERMINAL_VARIABLES
 from tray.state.environment import Environment
@@ -65,7 +66,7 @@ def run_finished(
     cmdline = cmdline.strip()[:MAX_CMDLINE]
     if not cmdline or not math.isfinite(duration) or duration < 0:
         env.stderr.write("tray _finished: nothing to record\n")
-        return 2
+        return USAGE_ERROR
     now = env.clock()
     # The shell's clock at its prompt is the end; the clock here runs a process start later.
     ended = end if end is not None and math.isfinite(end) and end <= now else now
@@ -102,7 +103,7 @@ def run_finished(
     store = StateStore(env.state_dir())
     store.ensure()
     store.write(session)
-    return 0
+    return SUCCESS
 
 
 def _cwd(env: Environment) -> str:

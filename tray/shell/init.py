@@ -15,16 +15,17 @@ from collections.abc import Callable, Sequence
 from importlib import resources
 
 from tray import __version__
+from tray.base.exit_codes import SIGNAL_BASE, SUCCESS, USAGE_ERROR
 from tray.core.config import Config, ConfigError, ShellConfig
 from tray.state.config_file import load_config
 from tray.state.environment import Environment
 
 SHELLS = ("bash", "zsh", "fish")
 ALWAYS_IGNORED = ("tray", "fg")
-USAGE_ERROR = 2
 # Statuses of a command that was stopped (Ctrl-Z), not ended: it has not finished.
 STOPPED_STATUSES = tuple(
-    128 + signum for signum in (signal.SIGTSTP, signal.SIGSTOP, signal.SIGTTIN, signal.SIGTTOU)
+    SIGNAL_BASE + signum
+    for signum in (signal.SIGTSTP, signal.SIGSTOP, signal.SIGTTIN, signal.SIGTTOU)
 )
 
 
@@ -109,7 +110,7 @@ def run_init(
         sys.executable if executable is None else executable,
     )
     env.stdout.write(init_code(shell, program, config.shell, config.notify.done_after))
-    return 0
+    return SUCCESS
 
 
 def _choices() -> str:

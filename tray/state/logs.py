@@ -10,13 +10,16 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
-import time
 from collections.abc import Callable
+from contextlib import suppress
+from datetime import datetime
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    import logging
 
 
 class OnceLog:
@@ -37,12 +40,13 @@ class OnceLog:
         self._active &= keys
 
 
-class OnceFilter(logging.Filter):
+class OnceFilter:
     """Lets each message through once: a watch re-reads every few seconds, and an
-    unreadable file is worth one warning, not one a round."""
+    unreadable file is worth one warning, not one a round. (A logging filter need only
+    have ``filter``; not deriving from ``logging.Filter`` keeps logging off the path of
+    ``tray run``, whose launcher log below needs none of it.)"""
 
     def __init__(self) -> None:
-        super().__init__()
         self._seen: set[str] = set()
 
     def filter(self, record: logging.LogRecord) -> bool:
@@ -56,6 +60,8 @@ class OnceFilter(logging.Filter):
 def stderr_log(name: str, stream: TextIO, prefix: str) -> logging.Logger:
     """A logger that writes ``PREFIX: message`` lines to ``stream`` and nowhere else,
     each message once."""
+    import logging  # noqa: PLC0415 - see OnceFilter
+
     log = logging.getLogger(name)
     log.propagate = False
     log.handlers.clear()
@@ -74,9 +80,8 @@ def discard_output(fd: int) -> None:
     except OSError:
         return
     try:
-        os.dup2(devnull, fd)
-    except OSError:
-        pass
+        with suppress(OSError):
+            os.dup2(devnull, fd)
     finally:
         os.close(devnull)
 
@@ -90,6 +95,8 @@ FORMAT = "%(asctime)s %(levelname)s %(message)s"
 def open_app_log(state_dir: Path) -> logging.Logger:
     """The app's log: ``app.log`` in the state directory, and stderr when it is a terminal
     or when ``app.log`` cannot be written (said once, on stderr)."""
+    import logging  # noqa: PLC0415 - see OnceFilter
+
     log = logging.getLogger("tray.app")
     log.setLevel(logging.INFO)
     formatter = logging.Formatter(FORMAT)
@@ -122,17 +129,14 @@ LOG_LIMIT = 1 << 20
 
 
 def _local_time(seconds: float) -> str:
-    """Local ISO 8601 time to the millisecond; time, not datetime, which costs a launch 1 ms."""
-    whole = int(seconds // 1)
-    millis = int((seconds - whole) * 1000)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(whole)) + f".{millis:03d}"
+    """Local ISO 8601 time to the millisecond."""
+    return datetime.fromtimestamp(seconds).isoformat(timespec="milliseconds")
 
 
 class LauncherLog:
     """Appends lines to a file; a log that cannot be written is silently given up.
 
-    ``path`` None: nothing is logged (there is no state directory to log in). A string,
-    as the launcher gives it: pathlib would cost every `tray run` milliseconds.
+    ``path`` None: nothing is logged (there is no state directory to log in).
     """
 
     def __init__(
@@ -156,11 +160,10 @@ class LauncherLog:
             self._path = None
 
     def _open(self, path: str) -> None:
-        try:
+        # No log yet, or none to move aside: the open below says what counts.
+        with suppress(OSError):
             if os.stat(path).st_size > LOG_LIMIT:
                 os.replace(path, path + ".1")
-        except OSError:
-            pass  # no log yet, or none to move aside: the open below says what counts
         self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
 
     def close(self) -> None:

@@ -7,8 +7,9 @@ imports this.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
+from dataclasses import dataclass
 
-from tray.base.value import Value
 from tray.core.session import Session, SessionFormatError
 from tray.state.store import (
     Problem,
@@ -19,30 +20,18 @@ from tray.state.store import (
     with_liveness,
 )
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Iterable
-    from typing import Final
 
-
-class _Cached(Value):
+@dataclass(frozen=True, slots=True)
+class _Cached:
     """What one file held when last read: a session (liveness applied) or a problem.
 
     ``identity`` is None when the file could not even be looked at: then it is read
     again every time.
     """
 
-    __slots__ = ("identity", "problem", "session")
-
-    def __init__(
-        self,
-        identity: tuple[int, int, int, int] | None,
-        session: Session | None,
-        problem: str | None = None,
-    ) -> None:
-        self.identity: Final = identity
-        self.session: Final = session
-        self.problem: Final = problem
+    identity: tuple[int, int, int, int] | None
+    session: Session | None
+    problem: str | None = None
 
 
 class SessionCache:

@@ -6,33 +6,30 @@ session's file. Names starting with ``.`` are never sessions: writers'
 temporary files are ``.<id>.<pid>.<n>.tmp``, and other tools may keep dotfiles beside
 the sessions.
 
-What ``tray run`` calls (:meth:`StateStore.ensure`, :meth:`~StateStore.write`,
-:meth:`~StateStore.prune`, :meth:`~StateStore.remove`) works on strings with ``os``:
-pathlib (with fnmatch, re and enum) and json (with re) would cost milliseconds of every
-start. Files are written with :mod:`tray.base.json_text`; json is imported where one is read,
-and pathlib where a caller is handed a :class:`~pathlib.Path`.
+Inside, paths are strings handled with ``os`` (the launcher's own are strings), and a
+caller is handed a :class:`~pathlib.Path`. Small files are written with
+:mod:`tray.base.json_text`, which gives json's compact text without importing json; json
+is imported where a file is read, or a large one written.
 """
 
 from __future__ import annotations
 
 import errno
+import itertools
 import os
 import stat
 import sys
+from contextlib import suppress
+from dataclasses import dataclass, replace
+from enum import Enum
+from pathlib import Path
+from typing import Any
 
 from tray.base.json_text import dumps
-from tray.base.value import Value
 from tray.core.session import Session, SessionFormatError, expired
 
-# typing is for mypy only (which takes any TYPE_CHECKING as true): importing it would
-# cost every `tray run` milliseconds.
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from pathlib import Path
-    from typing import Any, ClassVar, Final
-
-    # A path as callers give one: the launcher's strings, the app's and tests' Paths.
-    PathArgument = str | os.PathLike[str]
+# A path as callers give one: the launcher's strings, the app's and tests' Paths.
+PathArgument = str | os.PathLike[str]
 
 SUFFIX = ".json"
 ANSWER_SUFFIX = ".answer"
@@ -46,8 +43,7 @@ STALE_TEMP_AGE = 60.0
 # pure writer takes some 25 us a record, 6 ms for a full table, at every write.
 PURE_WRITER_RECORDS = 16
 
-# Not itertools.count: one C module less to load on every start.
-_temp_counter = iter(range(sys.maxsize))
+_temp_counter = itertools.count()
 
 
 class StoreError(Exception):
@@ -69,7 +65,7 @@ def process_start_token(pid: int) -> str | None:
         pass
     if sys.platform.startswith("linux"):
         return None
-    import subprocess  # noqa: PLC0415 - not on Linux, where every `tray run` comes by
+    import subprocess  # noqa: PLC0415 - only where there is no /proc
 
     try:
         result = subprocess.run(
@@ -110,46 +106,27 @@ def launcher_alive(pid: int, token: str | None) -> bool:
     return current == token
 
 
-class Problem(Value):
+@dataclass(frozen=True, slots=True)
+class Problem:
     """A file that could not be read, kept so callers can warn once about it."""
 
-    __slots__ = ("path", "reason")
-
-    def __init__(self, path: Path, reason: str) -> None:
-        self.path: Final = path
-        self.reason: Final = reason
+    path: Path
+    reason: str
 
 
-class Dismissal:
-    """What :meth:`StateStore.dismiss` did: one of the constants below, told apart with
-    ``is``. A plain class, not an ``enum.Enum``: enum costs every `tray run` milliseconds."""
+class Dismissal(Enum):
+    """What :meth:`StateStore.dismiss` did."""
 
-    __slots__ = ("name", "value")
-
-    REMOVED: ClassVar[Dismissal]
-    NOT_FOUND: ClassVar[Dismissal]
-    RUNNING: ClassVar[Dismissal]
-
-    def __init__(self, name: str, value: str) -> None:
-        self.name: Final = name
-        self.value: Final = value
-
-    def __repr__(self) -> str:
-        return f"<Dismissal.{self.name}: {self.value!r}>"
+    REMOVED = "removed"
+    NOT_FOUND = "not found"
+    RUNNING = "running"
 
 
-Dismissal.REMOVED = Dismissal("REMOVED", "removed")
-Dismissal.NOT_FOUND = Dismissal("NOT_FOUND", "not found")
-Dismissal.RUNNING = Dismissal("RUNNING", "running")
-
-
-class _Loaded(Value):
-    __slots__ = ("identity", "session")
-
-    def __init__(self, session: Session, identity: tuple[int, int, int, int]) -> None:
-        self.session: Final = session
-        # Which version of the file was read, so a removal never hits a newer one.
-        self.identity: Final = identity
+@dataclass(frozen=True, slots=True)
+class _Loaded:
+    session: Session
+    # Which version of the file was read, so a removal never hits a newer one.
+    identity: tuple[int, int, int, int]
 
 
 def valid_session_id(session_id: str) -> bool:
@@ -174,15 +151,12 @@ def with_liveness(session: Session) -> Session:
 
 
 class StateStore:
-    """The state directory of ``directory``: a str (the launcher's) or a Path.
-
-    Kept as a string, in the form ``str(Path(directory))`` has, so that messages and
-    the Paths handed out read as they always did.
-    """
+    """The state directory of ``directory``: a str (the launcher's) or a Path."""
 
     def __init__(self, directory: PathArgument) -> None:
-        self._directory = _pure_path(os.fspath(directory))
-        self._directory_path: Path | None = None
+        self._directory_path = Path(directory)
+        # The string the internals join names to, as the Path prints.
+        self._directory = os.fspath(self._directory_path)
         # What this store last wrote of each session, by the file's identity: a prune
         # tells this process's own running session from the file's identity alone, so
         # that `tray run` never parses (or imports json for) the file it just wrote.
@@ -190,8 +164,6 @@ class StateStore:
 
     @property
     def directory(self) -> Path:
-        if self._directory_path is None:
-            self._directory_path = _path(self._directory)
         return self._directory_path
 
     def ensure(self) -> None:
@@ -209,7 +181,7 @@ class StateStore:
             os.chmod(self._directory, 0o700)
 
     def path_for(self, session_id: str) -> Path:
-        return _path(self._file_for(session_id))
+        return Path(self._file_for(session_id))
 
     def _file_for(self, session_id: str) -> str:
         if not valid_session_id(session_id):
@@ -282,7 +254,7 @@ class StateStore:
             raise ValueError(f"holds session {session.id!r}, not {expected_name!r}")
         ordered = tuple(sorted(session.records, key=lambda record: record.id))
         if ordered != session.records:
-            session = session.replace(records=ordered)
+            session = replace(session, records=ordered)
         return _Loaded(session, file_identity(info))
 
     def _session_names(self) -> list[str]:
@@ -349,7 +321,7 @@ class StateStore:
         """
         loaded, problems = self._scan()
         return [item.session for _, item in loaded], [
-            Problem(_path(path), reason) for path, reason in problems
+            Problem(Path(path), reason) for path, reason in problems
         ]
 
     def prune(self, now: float, keep_ended: float) -> int:
@@ -420,11 +392,9 @@ class StateStore:
         if not valid_session_id(session_id):
             return
         path = os.path.join(self._directory, f"{session_id}{ANSWER_SUFFIX}")
-        try:
+        with suppress(OSError):
             if stat.S_ISSOCK(os.lstat(path).st_mode):
                 os.unlink(path)
-        except OSError:
-            pass
 
     def _clear_orphan_sockets(self) -> None:
         """Answer sockets whose session file is gone (removed by an older tray, or by
@@ -507,26 +477,6 @@ def _exists(path: str) -> bool:
     return True
 
 
-def _pure_path(path: str) -> str:
-    """``str(PurePosixPath(path))`` without pathlib: no empty or ``.`` parts, no trailing
-    slash, and ``//`` kept only as a whole root, as POSIX allows."""
-    if path.startswith("//") and not path.startswith("///"):
-        root = "//"
-    elif path.startswith("/"):
-        root = "/"
-    else:
-        root = ""
-    parts = [part for part in path.split("/") if part and part != "."]
-    return root + "/".join(parts) or "."
-
-
-def _path(path: str) -> Path:
-    """A Path for callers that take one; pathlib only for them (see the module)."""
-    from pathlib import Path  # noqa: PLC0415 - off `tray run`'s path, see the module
-
-    return Path(path)
-
-
 def _json_text(session: Session) -> str:
     """The session's file, as ``json.dumps`` with compact separators writes it.
 
@@ -546,7 +496,7 @@ def _json_text(session: Session) -> str:
 
 def _parse_json(data: bytes) -> Any:
     """The document in a session file."""
-    import json  # noqa: PLC0415 - only a file read needs it, and json brings re (see the module)
+    import json  # noqa: PLC0415 - see the module
 
     return json.loads(data)
 

@@ -1,7 +1,8 @@
 """Pure: sessions into what the notification policy sees of them.
 
 The app builds one :class:`Observation` per prompt or finished state of every session at
-each refresh, and hands the lot to :meth:`tray.core.policy.notification_policy.NotificationPolicy.update`.
+each refresh, and hands the lot to
+:meth:`tray.core.policy.notification_policy.NotificationPolicy.update`.
 """
 
 from __future__ import annotations

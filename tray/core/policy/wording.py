@@ -1,9 +1,9 @@
 """Pure: every notification's words, and what each one is about.
 
-The policy (:mod:`tray.core.policy.notification_policy`) decides what pings and when; this module says what
-the notification reads. A :class:`Ping` also carries the states it is about and whether
-it is a reminder or a summary, so that whatever passes pings on (the desktop, a forward
-while the user is away) can choose by those without reading the words.
+The policy (:mod:`tray.core.policy.notification_policy`) decides what pings and when;
+this module says what the notification reads. A :class:`Ping` also carries the states it
+is about and whether it is a reminder or a summary, so that whatever passes pings on (the
+desktop, a forward while the user is away) can choose by those without reading the words.
 """
 
 from __future__ import annotations

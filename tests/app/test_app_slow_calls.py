@@ -1,0 +1,335 @@
+"""The worker never waits on another program: while a focus and an answer hang, a new
+blocked report still reaches the notifier in its usual time.
+
+A real TrayApp (its worker, watcher, policy and refresh) on a real state directory. What
+hangs is real too: a tmux server stopped with SIGSTOP, so `tmux select-window` waits on
+it, and a launcher whose answer socket listens but is not read yet, so the answer waits
+for its reply. The notifier is a small recorder that writes down each notification with
+the moment it came (as test_app_worker's and test_app_answers' do, without the moment).
+Once the new ping is in, the tmux server and the launcher go on, and the focus and the
+answer finish as they would have.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import select
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers.sessions import blocked, live_session
+from helpers.waiting import wait_for
+
+from app.test_app_worker import FakeHost
+from tray.app.main import TrayApp
+from tray.core.answer_gate import DEFAULT_SETTINGS, Decision, Request, decide
+from tray.core.answer_target import AnswerTarget
+from tray.core.session import Session
+from tray.launcher.answer_socket import AnswerSocket, socket_path
+from tray.protocol.records import Record
+from tray.state.config_file import load_config
+from tray.state.environment import Environment
+from tray.state.store import StateStore, process_start_token
+
+# A blocked report reaches the notifier within a refresh or two on a quiet machine (the
+# interval is 0.25 s); 2 s leaves room for a loaded one, and is still shorter than every
+# wait held here: tmux's 3 s (TOOL_TIMEOUT), ssh's 5 s for a remote focus, a launcher's
+# 9 s (REPLY_TIMEOUT). The old worker, stuck in the first of them, missed it.
+PING_WITHIN = 2.0
+
+
+@dataclass
+class TimedNotifier:
+    """A notifier stand-in: each notification with the moment it was sent, and each
+    withdrawal."""
+
+    sent: list[tuple[float, str, str]] = field(default_factory=list)
+    answers: list[AnswerTarget | None] = field(default_factory=list)
+    withdrawn: list[AnswerTarget] = field(default_factory=list)
+    on_answer: Any = None
+
+    def send(  # noqa: PLR0917 - as Notifier.send
+        self,
+        title: str,
+        body: str,
+        urgency: str,
+        key: str,
+        snooze: Sequence[str] = (),
+        answer: AnswerTarget | None = None,
+    ) -> None:
+        self.sent.append((time.monotonic(), title, key))
+        self.answers.append(answer)
+
+    def withdraw(self, target: AnswerTarget) -> None:
+        self.withdrawn.append(target)
+
+    def sent_at(self, key: str) -> float | None:
+        return next((moment for moment, _, sent_key in self.sent if sent_key == key), None)
+
+    def close(self) -> None:
+        pass
+
+
+class LogLines(logging.Handler):
+    """Every line the app logs, as text."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+
+@contextmanager
+def logged(name: str) -> Iterator[tuple[logging.Logger, LogLines]]:
+    log = logging.getLogger(name)
+    lines = LogLines()
+    log.addHandler(lines)
+    log.setLevel(logging.DEBUG)
+    try:
+        yield log, lines
+    finally:
+        log.removeHandler(lines)
+
+
+def run_tmux(socket: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["tmux", "-S", str(socket), *args],
+        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "TERM": "xterm"},
+        capture_output=True,
+        text=True,
+        timeout=10,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
+@dataclass
+class StoppedTmux:
+    """A tmux server with two windows, the first selected; ``pane`` is the second's.
+    Stopped with SIGSTOP until :meth:`go_on`: every client waits on it meanwhile."""
+
+    socket: Path
+    pid: int
+    pane: str
+    stopped: bool = True
+
+    def go_on(self) -> None:
+        if self.stopped:
+            os.kill(self.pid, signal.SIGCONT)
+            self.stopped = False
+
+    def window(self) -> str:
+        return run_tmux(self.socket, "display", "-p", "#{window_index}")
+
+    def terminal(self) -> dict[str, str]:
+        """What a launcher in that pane records, as TMUX and TMUX_PANE say."""
+        return {"TMUX": f"{self.socket},{self.pid},0", "TMUX_PANE": self.pane}
+
+    def clients_waiting(self) -> bool:
+        """Whether a `tmux ... select-window` for this server is running now."""
+        needle = str(self.socket).encode()
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                    words = handle.read().split(b"\0")
+            except OSError:
+                continue
+            if needle in words and b"select-window" in words:
+                return True
+        return False
+
+
+@contextmanager
+def stopped_tmux(folder: Path) -> Iterator[StoppedTmux]:
+    if shutil.which("tmux") is None:
+        pytest.fail("needs tmux (make test installs it)")
+    socket = folder / "tmux.sock"
+    run_tmux(socket, "new-session", "-d", "-s", "work", "-x", "100", "-y", "30")
+    try:
+        run_tmux(socket, "new-window", "-t", "work:1")
+        pane = run_tmux(socket, "display", "-p", "-t", "work:1", "#{pane_id}")
+        run_tmux(socket, "select-window", "-t", "work:0")
+        pid = int(run_tmux(socket, "display", "-p", "#{pid}"))
+        os.kill(pid, signal.SIGSTOP)
+        tmux = StoppedTmux(socket, pid, pane)
+        try:
+            yield tmux
+        finally:
+            tmux.go_on()
+    finally:
+        subprocess.run(["tmux", "-S", str(socket), "kill-server"], timeout=10, check=False)
+
+
+class BusyLauncher:
+    """A session's launcher, busy: its answer socket listens, and nothing reads it
+    until :meth:`go_on`; then it serves it with the real gate over ``records``, and
+    ``typed`` is what would have gone into the program."""
+
+    def __init__(self, path: str, records: tuple[Record, ...]) -> None:
+        self.records = records
+        self.typed: list[bytes] = []
+        self._socket = AnswerSocket(path, self._gate, self._type, record_clock=time.time)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+
+    def knocked(self) -> bool:
+        """Whether a client is at the door: a connection waits to be taken."""
+        ready, _, _ = select.select([self._socket.fileno()], [], [], 0)
+        return bool(ready)
+
+    def go_on(self) -> None:
+        self._thread.start()
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(5)
+        self._socket.close()
+
+    def _gate(self, request: Request) -> Decision:
+        return decide(self.records, request, None, DEFAULT_SETTINGS)
+
+    def _type(self, keys: bytes) -> bool:
+        self.typed.append(keys)
+        return True
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            ready, _, _ = select.select(self._socket.fds(), [], [], 0.01)
+            for fd in ready:
+                self._socket.on_readable(fd)
+            self._socket.tick()
+
+
+def prompt(since: float) -> Record:
+    return Record("", "blocked", "permission", None, "claude-code", None, "approve", since, since)
+
+
+def session_in(session_id: str, records: tuple[Record, ...], terminal: dict[str, str]) -> Session:
+    now = time.time()
+    return Session(
+        id=session_id,
+        name=session_id,
+        name_given=True,
+        command=("agent",),
+        cwd="/tmp",
+        pid=os.getpid(),
+        child_pid=None,
+        started_at=now,
+        updated_at=now,
+        source="program",
+        records=records,
+        pid_start=process_start_token(os.getpid()),
+        terminal=terminal,
+    )
+
+
+@pytest.fixture
+def state_dir() -> Iterator[Path]:
+    # Short: a Unix socket's path has room for about 100 bytes.
+    directory = Path(tempfile.mkdtemp(prefix="tw-"))
+    StateStore(directory).ensure()
+    yield directory
+    shutil.rmtree(directory)
+
+
+def app_on(
+    state_dir: Path,
+    config_home: Path,
+    config: str,
+    notifier: TimedNotifier,
+    log: logging.Logger,
+    *,
+    host: FakeHost | None = None,
+    environ: dict[str, str] | None = None,
+) -> TrayApp:
+    (config_home / "tray").mkdir(parents=True, exist_ok=True)
+    (config_home / "tray" / "config.toml").write_text(config, encoding="utf-8")
+    env = Environment(
+        environ={
+            **(environ or {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}),
+            "TRAY_STATE_DIR": str(state_dir),
+            "XDG_CONFIG_HOME": str(config_home),
+        }
+    )
+    return TrayApp(
+        env,
+        load_config(env),
+        log,
+        host or FakeHost(),  # type: ignore[arg-type]
+        lambda *_callbacks: notifier,  # type: ignore[arg-type]
+    )
+
+
+def ping_comes_in_time(notifier: TimedNotifier, write: Callable[[], None], key: str) -> float:
+    """Write a new blocked session; how long its ping took (at most PING_WITHIN)."""
+    written = time.monotonic()
+    write()
+    sent = wait_for(lambda: notifier.sent_at(key), PING_WITHIN, what=f"the ping for {key}")
+    return sent - written
+
+
+def test_a_blocked_report_pings_in_time_while_a_local_focus_and_answer_wait(
+    state_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PYSTRAY_BACKEND", "dummy")  # menus built without a display
+    store = StateStore(state_dir)
+    since = time.time() - 5  # settled: the launcher types as soon as it reads
+    notifier = TimedNotifier()
+    with (
+        logged("test-app-slow-calls") as (log, lines),
+        stopped_tmux(tmp_path) as tmux,
+    ):
+        launcher = BusyLauncher(socket_path(state_dir, "1-asks"), (prompt(since),))
+        try:
+            store.write(session_in("1-asks", (prompt(since),), {}))
+            store.write(session_in("2-in-tmux", (), tmux.terminal()))
+            app = app_on(state_dir, tmp_path / "config", "[notify]\nsettle = 0\n", notifier, log)
+            app.start()
+            try:
+                target = AnswerTarget("1-asks", "", since)
+                wait_for(lambda: target in notifier.answers, what="the prompt's ping")
+                # A click on Focus, then on Approve: each now waits on a program that
+                # does not answer.
+                app.focus("2-in-tmux")
+                app.answer(target, "approve")
+                wait_for(tmux.clients_waiting, what="tmux to be asked")
+                wait_for(launcher.knocked, what="the launcher to be asked")
+
+                took = ping_comes_in_time(
+                    notifier,
+                    lambda: store.write(
+                        live_session("3-new", blocked("approve rm", time.time()), time.time())
+                    ),
+                    "3-new",
+                )
+                assert took <= PING_WITHIN
+                # Both were still waiting when it came.
+                assert launcher.typed == [] and notifier.withdrawn == []
+                assert tmux.clients_waiting()
+
+                tmux.go_on()
+                launcher.go_on()
+                wait_for(lambda: notifier.withdrawn == [target], what="the answer to settle")
+                wait_for(lambda: tmux.window() == "1", what="the focus to select the pane")
+            finally:
+                app.stop()
+        finally:
+            launcher.close()
+    assert launcher.typed == [b"1"]
+    assert not [line for line in lines.lines if "cannot focus" in line or "failed" in line]

@@ -1,0 +1,29 @@
+"""Idle and screen-lock detection: is anyone at the desk? One module a source.
+
+Two kinds of source, each tried in the order of :data:`monitor.SOURCES`; the first of
+each kind that answers wins and is named (for ``tray doctor``):
+- lock: logind's session ``LockedHint`` (system bus, :mod:`.logind`), then
+  ``org.freedesktop.ScreenSaver`` ``GetActive`` with its ``ActiveChanged`` signal
+  (:mod:`.screensaver_lock`);
+- idle: GNOME's ``org.gnome.Mutter.IdleMonitor`` (idle and user-active watches, so no
+  polling, also on Wayland: :mod:`.mutter`), then
+  ``org.freedesktop.ScreenSaver.GetSessionIdleTime`` (KDE's ksmserver on X11:
+  :mod:`.screensaver_idle`), then X11's MIT-SCREEN-SAVER extension through python-xlib
+  (:mod:`.x11`).
+
+Each is a :class:`._source.Source`: a key, its name in words, its kind, ``follow`` (try
+it, and report and subscribe when it answers) and ``close``. Sources with signals are
+followed by their signals. The polled ones (:class:`._source.PolledSource`) are asked
+when the idle time could first reach ``after`` and every few seconds only while the user
+is away (see tray.core.away.AwayTracker.next_poll). Where no source answers, the state
+stays "present" for ever: nothing is forwarded when tray cannot tell.
+
+The D-Bus calls, signal subscriptions and connections go through
+:mod:`tray.desktop.bus`, each with its timeout.
+"""
+
+from __future__ import annotations
+
+from .monitor import NAMES, SOURCES, PresenceMonitor, describe_sources, probe
+
+__all__ = ["NAMES", "SOURCES", "PresenceMonitor", "describe_sources", "probe"]

@@ -1,0 +1,202 @@
+"""The presence monitor: tries the sources of :data:`SOURCES` in order, follows the first
+of each kind that answers, and feeds what they say to one
+:class:`tray.core.away.AwayTracker`.
+
+Everything runs on one daemon thread with an asyncio loop of its own; ``on_change`` is
+called from that thread with each new :class:`tray.core.away.AwayState`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+
+from dbus_fast.aio import MessageBus
+
+from tray.core.away import AwayState, AwayTracker
+from tray.desktop.bus import connect
+
+from ._source import Desk, IdleQuery, Kind, Source
+from .logind import LockedHint
+from .mutter import MutterIdleMonitor
+from .screensaver_idle import ScreenSaverIdleTime
+from .screensaver_lock import ScreenSaverLock
+from .x11 import X11IdleTime
+
+# Tried in this order; the first of each kind that answers wins. A new source is one
+# module and one line here.
+SOURCES: tuple[type[Source], ...] = (
+    LockedHint,
+    ScreenSaverLock,
+    MutterIdleMonitor,
+    ScreenSaverIdleTime,
+    X11IdleTime,
+)
+
+# What the doctor line and the app's log call each source.
+NAMES = {source.key: source.name for source in SOURCES}
+
+SYSTEM_BUS = "unix:path=/var/run/dbus/system_bus_socket"
+# After a polled source stopped answering (the X server, the screen saver went away).
+RETRY_LOST = 60.0
+
+
+class PresenceMonitor:
+    """Follows the user's presence on a thread of its own.
+
+    ``env`` gives DISPLAY, DBUS_SESSION_BUS_ADDRESS, DBUS_SYSTEM_BUS_ADDRESS and
+    XDG_SESSION_ID, so tests point it at their own desktop. ``sources`` are tried in
+    their order; :data:`SOURCES` unless a test chooses.
+    """
+
+    def __init__(  # noqa: PLR0917 - the app and the tests pass these in this order
+        self,
+        after: float,
+        on_change: Callable[[AwayState], None],
+        env: Mapping[str, str],
+        clock: Callable[[], float] = time.time,
+        log: logging.Logger | None = None,
+        sources: Sequence[type[Source]] = SOURCES,
+    ) -> None:
+        self._tracker = AwayTracker(after)
+        self._on_change = on_change
+        self._env = dict(env)
+        self._clock = clock
+        self._log = log or logging.getLogger("tray.app")
+        self._sources = tuple(sources)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._stopping: asyncio.Event | None = None
+        self._found: dict[Kind, str] = {}
+
+    # -- the caller's side ---------------------------------------------------------------
+
+    @property
+    def lock_source(self) -> str | None:
+        """The key of the source that tells of a locked screen, if any does."""
+        return self._found.get("lock")
+
+    @property
+    def idle_source(self) -> str | None:
+        """The key of the source that tells the idle time, if any does."""
+        return self._found.get("idle")
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="tray-idle", daemon=True)
+        self._thread.start()
+
+    def wait_ready(self, timeout: float = 10.0) -> bool:
+        """Wait until every source was tried; True when one of them answered."""
+        self._ready.wait(timeout)
+        return bool(self._found)
+
+    @property
+    def state(self) -> AwayState:
+        return self._tracker.state
+
+    def describe(self) -> str:
+        """Which sources tell, in words; "nothing" when none does."""
+        names = {source.key: source.name for source in self._sources}
+        return describe_sources(self.lock_source, self.idle_source, names)
+
+    def stop(self, timeout: float = 5.0) -> None:
+        loop, stopping = self._loop, self._stopping
+        if loop is not None and stopping is not None:
+            with contextlib.suppress(RuntimeError):  # the loop already closed
+                loop.call_soon_threadsafe(stopping.set)
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    # -- the monitor's own thread --------------------------------------------------------
+
+    def _run(self) -> None:
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        try:
+            loop.run_until_complete(self._main())
+        except Exception:
+            self._log.exception("idle detection stopped")
+        finally:
+            self._ready.set()
+            loop.close()
+
+    def _report(self, change: AwayState | None) -> None:
+        if change is None:
+            return
+        try:
+            self._on_change(change)
+        except Exception:
+            self._log.exception("the away state's receiver failed")
+
+    async def _main(self) -> None:
+        self._stopping = asyncio.Event()
+        sources = [make() for make in self._sources]
+        buses: list[MessageBus] = []
+        desk: Desk | None = None
+        polls: list[asyncio.Future[None]] = []
+        try:
+            try:
+                session = await connect(self._env.get("DBUS_SESSION_BUS_ADDRESS"))
+                system = await connect(self._env.get("DBUS_SYSTEM_BUS_ADDRESS", SYSTEM_BUS))
+                buses = [bus for bus in (session, system) if bus is not None]
+                desk = Desk(
+                    self._env, session, system, self._tracker, self._clock, self._report, self._log
+                )
+                for source in sources:
+                    if source.kind not in self._found and await source.follow(desk):
+                        self._found[source.kind] = source.key
+                self._log.info("away detection: %s", self.describe())
+            finally:
+                self._ready.set()
+            polls = [asyncio.ensure_future(self._poll(desk, query)) for query in desk.polls]
+            await self._stopping.wait()
+        finally:
+            for task in polls:
+                task.cancel()
+            if desk is not None:
+                desk.cancel()
+            for bus in buses:
+                bus.disconnect()
+            for source in sources:
+                source.close()
+
+    async def _poll(self, desk: Desk, query: IdleQuery) -> None:
+        """Ask a polled source when the idle time could first reach ``after``, and every
+        few seconds only while the user is away (AwayTracker.next_poll)."""
+        while True:
+            seconds = await query()
+            if seconds is None:
+                # The source went away: present, which forwards nothing, and a slow retry.
+                desk.idle_edge(False)
+                await asyncio.sleep(RETRY_LOST)
+                continue
+            desk.idle_seconds(seconds)
+            await asyncio.sleep(desk.next_poll(seconds))
+
+
+def describe_sources(
+    lock_source: str | None, idle_source: str | None, names: Mapping[str, str] = NAMES
+) -> str:
+    """The sources that tell, by their keys, in the words of ``names``; "nothing" when
+    neither does."""
+    found = [names[source] for source in (idle_source, lock_source) if source is not None]
+    return " and ".join(found) if found else "nothing"
+
+
+def probe(env: Mapping[str, str], after: float = 300.0, timeout: float = 10.0) -> str | None:
+    """For ``tray doctor``: which sources tell here, in words, or None when none does."""
+    monitor = PresenceMonitor(after, lambda _state: None, env, log=logging.getLogger("tray.doctor"))
+    monitor.start()
+    try:
+        found = monitor.wait_ready(timeout)
+        return monitor.describe() if found else None
+    finally:
+        monitor.stop()
+
+
+__all__ = ["NAMES", "SOURCES", "PresenceMonitor", "describe_sources", "probe"]
