@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import pytest
 
+# The fixtures of the private desktop and of the private sshd, for a test in any folder.
+pytest_plugins = ["helpers.desktop_fixtures", "helpers.sshd_fixtures"]
+
 MARKERS = {
-    "desktop": "needs Xvfb, D-Bus, a tray host, dunst or a real desktop (desktop/services.py)",
-    "sshd": "needs the private sshd on loopback (remote/sshd.py)",
+    "desktop": "needs Xvfb, D-Bus, a tray host, dunst or a desktop (helpers/desktop_services.py)",
+    "sshd": "needs the private sshd on loopback (helpers/sshd.py)",
     "agents": "needs the real Claude Code and Codex from npm, in .agents",
 }
 
@@ -26,7 +29,7 @@ MARKING_FIXTURES = {
         {
             "xvfb_display",  # the shared Xvfb, and all that runs on it
             "session_bus",  # the shared private D-Bus
-            "focus_desktop",  # an Xvfb, a bus and openbox for one test (terminals.py)
+            "focus_desktop",  # an Xvfb, a bus and openbox for one test (desktop_terminals)
             "own_desktop",  # an Xvfb and a bus for one test (test_doctor.py)
             "spec12",  # a bus with a notification server of the test's own
             "buses",  # a session and a stand-in system bus (test_idle.py)

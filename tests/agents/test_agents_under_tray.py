@@ -17,13 +17,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.agent_standins import FakeAnthropic, FakeResponses, function_outputs, tool_results
+from helpers.agent_terminal import PlayedTerminal
+from helpers.agents import TRAY, start_claude, start_codex
 
 from tray.core.session import Session
 from tray.state.store import StateStore
-
-from .agents import TRAY, start_claude, start_codex
-from .standins import FakeAnthropic, FakeResponses, function_outputs, tool_results
-from .terminal import PlayedTerminal
 
 AgentRun = tuple[PlayedTerminal, Path, Path, FakeAnthropic | FakeResponses]
 

@@ -21,6 +21,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from helpers.agent_standins import (
+    FakeAnthropic,
+    FakeResponses,
+    function_outputs,
+    tool_results,
+)
+from helpers.agent_terminal import PlayedTerminal
+from helpers.agents import start_claude, start_codex
 
 from tray.commands.answer import run
 from tray.core.answer_gate import DEFAULT_SETTINGS, Decision, Request, decide
@@ -28,15 +36,6 @@ from tray.core.session import Session
 from tray.launcher.answer_socket import AnswerSocket, socket_path
 from tray.state.environment import Environment
 from tray.state.store import StateStore, process_start_token
-
-from .agents import start_claude, start_codex
-from .standins import (
-    FakeAnthropic,
-    FakeResponses,
-    function_outputs,
-    tool_results,
-)
-from .terminal import PlayedTerminal
 
 Starter = Callable[[Path, str], tuple[PlayedTerminal, Path]]
 SESSION_ID = "4242-agent"

@@ -11,9 +11,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from desktop.test_tray_menu import ICON, NOW, Recorder, find, make_row, overview, texts
 from helpers.sessions import live_session
 
-from app.test_menu import ICON, NOW, Recorder, find, make_row, overview, texts
 from tray.app import focus_looks
 from tray.app.away_routing import forwarded_text, most_urgent
 from tray.app.focus_looks import FocusLooks, focus_label

@@ -41,8 +41,8 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(REPO), str(REPO / "tests"), str(Path(__file__).resolve().parent)]
 
 from harness import _spawn_on_pty, bench_env  # noqa: E402
+from helpers.sshd import SSHD, Remote, Sshd, client_environ, host_config  # noqa: E402
 from helpers.waiting import wait_for  # noqa: E402
-from remote.sshd import SSHD, Remote, Sshd, client_environ, host_config  # noqa: E402
 
 from tray.app.answer_dispatch import AnswerRoutes, deliver_answer  # noqa: E402
 from tray.core.answer_gate import SETTLE  # noqa: E402

@@ -25,7 +25,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
-from desktop.services import (  # noqa: E402
+from helpers.desktop_services import (  # noqa: E402
     BusMonitor,
     base_env,
     start_bus,

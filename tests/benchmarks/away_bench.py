@@ -25,7 +25,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from app_bench import BLOCKING_CHILD, _cpu_seconds, app_pid, start_desktop_app
-from desktop.services import stop_process
+from helpers.desktop_services import stop_process
 from helpers.sessions import live_session, working
 from helpers.waiting import wait_for
 

@@ -2,10 +2,10 @@
 
 The figure is the time from the start of ``claude`` (or of ``tray run -- claude``) to
 Claude Code's first frame: its prompt mark (U+276F) drawn on the terminal. The terminal is the
-agents' tests' own (:class:`agents.terminal.PlayedTerminal`), which answers the queries
+agents' tests' own (:class:`helpers.agent_terminal.PlayedTerminal`), which answers the queries
 a terminal answers at start (DA1, the cursor, the colours, the OSC 7501 probe) the same
 way in both runs; under `tray run`, tray answers the OSC 7501 probe itself, as it does
-for any terminal. Claude Code runs as in those tests (:func:`agents.agents.claude_home`):
+for any terminal. Claude Code runs as in those tests (:func:`helpers.agents.claude_home`):
 a private home with its first-run questions answered, its API the loopback stand-in,
 which a start without a prompt never calls. tray is the plain install of
 :func:`bench_venvs.fair_venv`; each of its runs gets an empty state directory on tmpfs.
@@ -26,10 +26,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(REPO), str(REPO / "tests"), str(Path(__file__).resolve().parent)]
 
-from agents.agents import claude_home  # noqa: E402
-from agents.standins import FakeAnthropic  # noqa: E402
-from agents.terminal import CLAUDE, PlayedTerminal  # noqa: E402
 from bench_venvs import fair_venv  # noqa: E402
+from helpers.agent_standins import FakeAnthropic  # noqa: E402
+from helpers.agent_terminal import CLAUDE, PlayedTerminal  # noqa: E402
+from helpers.agents import claude_home  # noqa: E402
 
 RUNS = 10
 TARGET = 1.05

@@ -30,12 +30,11 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
 from app_bench import start_desktop_app  # noqa: E402
-from desktop.services import (  # noqa: E402
+from helpers.desktop_services import (  # noqa: E402
     BusMonitor,
     stop_process,
 )
-from helpers.waiting import wait_for  # noqa: E402
-from remote.sshd import (  # noqa: E402
+from helpers.sshd import (  # noqa: E402
     SSHD,
     Remote,
     Sshd,
@@ -44,6 +43,7 @@ from remote.sshd import (  # noqa: E402
     hosts_toml,
     make_session,
 )
+from helpers.waiting import wait_for  # noqa: E402
 
 from tray.core.remote_sessions import RemoteState  # noqa: E402
 from tray.remote.link import HostLink, HostStatus  # noqa: E402

@@ -18,7 +18,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
-from shell.shells import SHELLS, Home, Shell  # noqa: E402
+from helpers.shells import SHELLS, Home, Shell  # noqa: E402
 
 SHORT = {"bash": ":", "zsh": ":", "fish": "true"}
 TARGET_MS = 2.0

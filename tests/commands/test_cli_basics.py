@@ -11,11 +11,10 @@ from pathlib import Path
 import pytest
 
 import tray
+from commands.conftest import Tray
 from tray.cli import main, parse_run_args
 from tray.command_table import COMMANDS
 from tray.state.environment import Environment
-
-from .conftest import Tray
 
 # What the ``tray`` console script (``tray = tray.cli:entry``) runs.
 CONSOLE_SCRIPT = "import sys; from tray.cli import entry; sys.argv[0] = 'tray'; entry()"

@@ -5,9 +5,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from commands.conftest import Tray
 from tray.core.session import Session
-
-from .conftest import Tray
 
 MakeSession = Callable[..., Session]
 

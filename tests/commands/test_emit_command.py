@@ -10,11 +10,10 @@ from helpers.data import b64
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from commands.conftest import Tray
 from tray.cli import main
 from tray.protocol.report import KINDS, MAX_ID, STATES, Report, parse_body
 from tray.state.environment import Environment
-
-from .conftest import Tray
 
 PREFIX = b"\x1b]7501;"
 BEL = b"\x07"

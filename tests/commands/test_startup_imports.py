@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from .conftest import TIMEOUT, Tray
+from commands.conftest import TIMEOUT, Tray
 
 # The tray app, its adapters and their libraries: seconds of start-up, and a display or
 # D-Bus to boot. tray.remote is for [[hosts]], which `tray run` never talks to (its

@@ -11,10 +11,9 @@ import unicodedata
 from collections.abc import Callable
 from typing import Any
 
+from commands.conftest import Tray
 from tray.core.session import Session
 from tray.protocol.records import Record
-
-from .conftest import Tray
 
 SESSION_KEYS = [
     "id", "name", "command", "cwd", "pid", "child_pid", "started_at", "updated_at",

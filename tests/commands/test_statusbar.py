@@ -29,6 +29,7 @@ from watchdog.events import (
 )
 from watchdog.observers import Observer
 
+from commands.conftest import TIMEOUT, Tray
 from tray.commands.statusbar import (
     ASCII_SYMBOLS,
     SYMBOLS,
@@ -45,8 +46,6 @@ from tray.protocol.records import Record
 from tray.state.marks_file import FILE_NAME, save_memory
 from tray.state.session_feed import LIVENESS_PERIOD, ChangeSignal, emit_on_change
 from tray.state.store import process_start_token
-
-from .conftest import TIMEOUT, Tray
 
 MakeSession = Callable[..., Session]
 MakeRecord = Callable[..., Record]

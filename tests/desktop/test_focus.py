@@ -10,13 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from helpers.desktop_services import base_env
 from helpers.waiting import wait_for
 from Xlib import X
 from Xlib import display as xdisplay
 
 from tray.desktop.focus import FocusResult, focus_session
-
-from .services import base_env
 
 
 @dataclass

@@ -11,10 +11,9 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from desktop.test_focus_ways import TOOLS, Fakes
 from tray.desktop.focus import TERMINAL_VARIABLES, focus_session
 from tray.state.store import process_start_token
-
-from .test_focus_ways import TOOLS, Fakes
 
 FLAGS = {
     "--session", "--timeout", "--dest", "--object-path", "--method", "-S", "-t", "--to",

@@ -7,12 +7,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from helpers.waiting import wait_for
-
-from tray.desktop.focus import focus_plan, focus_session
-from tray.desktop.focus.gnome_terminal import ENABLE_COMMAND
-
-from .terminals import (
+from helpers.desktop_terminals import (
     FocusDesktop,
     focus_desktop_fixture,  # noqa: F401 - the fixture focus_desktop
     gnome_active_tab,
@@ -24,6 +19,10 @@ from .terminals import (
     start_gnome_terminal_server,
     start_kitty,
 )
+from helpers.waiting import wait_for
+
+from tray.desktop.focus import focus_plan, focus_session
+from tray.desktop.focus.gnome_terminal import ENABLE_COMMAND
 
 
 def _gnome_two_tabs(desktop: FocusDesktop) -> dict[str, str]:

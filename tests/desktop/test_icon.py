@@ -23,17 +23,8 @@ from pathlib import Path
 from typing import Any, get_args
 
 import pytest
-from helpers.waiting import wait_for
-from PIL import Image, ImageGrab
-from Xlib import display as xdisplay
-
-from tray.core.answer_target import AnswerTarget
-from tray.core.view.overview import IconState, Overview, Row
-from tray.desktop.icon_host import IconHost
-from tray.desktop.tray_menu import build_menu
-
-from .driver import DriverProgram
-from .screen import (
+from helpers.desktop_driver import DriverProgram
+from helpers.desktop_screen import (
     SNI_HOST,
     TRAYER,
     Box,
@@ -47,7 +38,15 @@ from .screen import (
     tray_box,
     xdotool,
 )
-from .services import base_env, start_trayer, start_xvfb, stop_process
+from helpers.desktop_services import base_env, start_trayer, start_xvfb, stop_process
+from helpers.waiting import wait_for
+from PIL import Image, ImageGrab
+from Xlib import display as xdisplay
+
+from tray.core.answer_target import AnswerTarget
+from tray.core.view.overview import IconState, Overview, Row
+from tray.desktop.icon_host import IconHost
+from tray.desktop.tray_menu import build_menu
 
 ROOT = Path(__file__).resolve().parents[2]
 # Set to a file name to keep the screenshot of the open menu (for the README).

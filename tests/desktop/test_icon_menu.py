@@ -21,16 +21,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.desktop_driver import DriverProgram
+from helpers.desktop_screen import SNI_HOST, TRAYER, icon_box, menu_boxes, open_menu, xdotool
+from helpers.desktop_services import SNI_WATCHER, stop_process
 from helpers.waiting import wait_for
 
+from desktop.test_icon import PrintingActions, _emit
 from tray.core.view.overview import Overview, Row
 from tray.desktop.icon_host import IconHost
 from tray.desktop.tray_menu import build_menu
-
-from .driver import DriverProgram
-from .screen import SNI_HOST, TRAYER, icon_box, menu_boxes, open_menu, xdotool
-from .services import SNI_WATCHER, stop_process
-from .test_icon import PrintingActions, _emit
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 20.0

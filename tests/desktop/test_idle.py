@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 from dbus_fast import Message, MessageType, Variant
 from dbus_fast.aio import MessageBus
+from helpers.desktop_services import TOOL_TIMEOUT, base_env, start_bus, stop_process
 from helpers.waiting import wait_for
 
 from tray.core.away import AwayState
@@ -32,8 +33,6 @@ from tray.desktop.idle._source import Source
 from tray.desktop.idle.logind import LockedHint
 from tray.desktop.idle.screensaver_idle import ScreenSaverIdleTime
 from tray.desktop.idle.x11 import X11IdleTime
-
-from .services import TOOL_TIMEOUT, base_env, start_bus, stop_process
 
 Handler = Callable[[list[object]], tuple[str, list[object]]]
 

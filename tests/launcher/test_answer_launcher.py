@@ -25,12 +25,11 @@ from helpers.processes import ask_as_nobody
 from helpers.tray_cli import tray_argv
 from helpers.waiting import wait_for
 
+from launcher.conftest import TIMEOUT, Job, launcher_argv, run_piped, sessions
 from tray.core.session import Session
 from tray.protocol.records import Record
 from tray.protocol.report import Report, encode_sequence
 from tray.state.store import StateStore
-
-from .conftest import TIMEOUT, Job, launcher_argv, run_piped, sessions
 
 # argv: the log of reads, the report to send (hex), "stream" to keep writing output.
 PROGRAM = r"""

@@ -16,9 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from launcher.conftest import Job, Terminal, launcher_argv, only_session
 from tray.core.session import Session
-
-from .conftest import Job, Terminal, launcher_argv, only_session
 
 CAPTURES = Path(__file__).resolve().parents[1] / "data" / "captures"
 QUERY = b"\x1b]7501;?\x07"

@@ -10,9 +10,8 @@ from pathlib import Path
 
 from helpers.waiting import wait_for
 
+from launcher.conftest import Job, Terminal, only_session, pid_gone, started_session
 from tray.launcher.answer_socket import socket_path
-
-from .conftest import Job, Terminal, only_session, pid_gone, started_session
 
 # The launcher as `tray run` runs it, but for its ``on_write`` hook: that raises at the
 # first write with a record in it, inside the proxy's loop, as a bug of the launcher's

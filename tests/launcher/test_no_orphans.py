@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from helpers.waiting import wait_for
 
-from .conftest import TIMEOUT, Job, Terminal, launcher_argv, pid_gone, started_session
+from launcher.conftest import TIMEOUT, Job, Terminal, launcher_argv, pid_gone, started_session
 
 # The keeper reacts to the hangup at once; this is slack for a busy machine.
 GONE_WITHIN = 2.5

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from helpers.waiting import wait_for
 
-from .conftest import Job, Terminal, launcher_argv, only_session, pid_gone, started_session
+from launcher.conftest import Job, Terminal, launcher_argv, only_session, pid_gone, started_session
 
 BLOB_SIZE = 300_000
 BLOB_SEED = 7501

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from helpers.waiting import wait_for
 
-from .conftest import TIMEOUT, Job, Terminal, launcher_argv, run_piped
+from launcher.conftest import TIMEOUT, Job, Terminal, launcher_argv, run_piped
 
 
 def test_piped_lines_come_back_exactly(tray_env: dict[str, str], tmp_path: Path) -> None:

@@ -14,9 +14,8 @@ from pathlib import Path
 import pytest
 from helpers.waiting import wait_for
 
+from launcher.conftest import TIMEOUT, Job, Terminal, launcher_argv, only_session, run_piped
 from tray.launcher.spawn import CannotStartError, Spawned, child_dispositions, exit_code, spawn
-
-from .conftest import TIMEOUT, Job, Terminal, launcher_argv, only_session, run_piped
 
 # Waits for Enter, then prints the size it sees and how many SIGWINCH it got meanwhile.
 PIXELS_CHILD = r"""

@@ -13,10 +13,7 @@ from pathlib import Path
 
 from helpers.waiting import wait_for
 
-from tray.core.session import Session
-from tray.launcher.run import INPUT_WRITE_INTERVAL, WRITE_INTERVAL
-
-from .conftest import (
+from launcher.conftest import (
     Job,
     Terminal,
     launcher_argv,
@@ -26,6 +23,8 @@ from .conftest import (
     run_piped,
     sessions,
 )
+from tray.core.session import Session
+from tray.launcher.run import INPUT_WRITE_INTERVAL, WRITE_INTERVAL
 
 MSG = "approve Bash: touch notes.txt"
 

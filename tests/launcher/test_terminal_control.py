@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from helpers.waiting import wait_for
 
-from .conftest import (
+from launcher.conftest import (
     TIMEOUT,
     Job,
     Terminal,

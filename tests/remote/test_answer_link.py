@@ -20,8 +20,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from app.test_app_answer_remote import LOG, FakeNotifier, FakePolicy, as_the_app_has_it
+from helpers.sshd import Remote, Sshd, client_environ, host_config, make_session
+from helpers.sshd_fixtures import Recorder
 from helpers.waiting import wait_for
 
+from remote.test_answer_remote import SESSION_ID, PlayedLauncher, blocked
+from remote.test_stream import Stream, streaming
 from tray.app.answer_dispatch import AnswerDispatcher, AnswerRoutes
 from tray.app.messages import Answer
 from tray.core.answer_gate import SETTLE
@@ -43,12 +48,6 @@ from tray.remote.frames import (
 from tray.remote.link import HostLink, LinkTimings
 from tray.remote.stream import BUSY, MAX_WAITING, Answerer
 from tray.state.store import StateStore
-
-from .conftest import Recorder
-from .sshd import Remote, Sshd, client_environ, host_config, make_session
-from .test_answer_remote import SESSION_ID, PlayedLauncher, blocked
-from .test_app_answer_remote import LOG, FakeNotifier, FakePolicy, as_the_app_has_it
-from .test_stream import Stream, streaming
 
 APP_ID = f"host:devbox/{SESSION_ID}"
 FAST = LinkTimings(first_retry=0.2, max_retry=0.4)

@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.sshd import Remote, client_environ, hosts_toml, run_tmux
 from helpers.waiting import wait_for
 
 from tray.cli import main
@@ -37,8 +38,6 @@ from tray.protocol.records import Record
 from tray.remote.actions import answer_remote, fetch_state
 from tray.state.environment import Environment
 from tray.state.store import process_start_token
-
-from .sshd import Remote, client_environ, hosts_toml, run_tmux
 
 SESSION_ID = "4242-abc123"
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.sshd import Remote, client_environ, make_session, run_tmux
 from helpers.waiting import wait_for
 from hypothesis import given
 from hypothesis import strategies as st
@@ -27,8 +28,6 @@ from tray.core.view.overview import AppMemory, build_row
 from tray.desktop.focus import focus_session
 from tray.remote.actions import fetch_state, focus_remote
 from tray.remote.stream import stream_document, tmux_facts
-
-from .sshd import Remote, client_environ, make_session, run_tmux
 
 DEVBOX = HostConfig("devbox", "me@devbox", ("-p", "2222"))
 SOCKET = "/tmp/tmux-1000/default"

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 from helpers.processes import children_of, process_name
+from helpers.sshd import Remote, Sshd, client_environ, host_config, keygen, make_session
+from helpers.sshd_fixtures import Recorder, blocked_ids
 from helpers.waiting import wait_for
 
 from tray.core.remote_sessions import HostStatus, RemoteState, mark_stale
@@ -24,9 +26,6 @@ from tray.core.ssh_failures import Failure
 from tray.remote.actions import RemoteError, diagnose_host, dismiss_remote, fetch_state
 from tray.remote.link import HostLink, HostLinks, LinkTimings
 from tray.remote.stream import stream_document
-
-from .conftest import Recorder, blocked_ids
-from .sshd import Remote, Sshd, client_environ, host_config, keygen, make_session
 
 FAST = LinkTimings(first_retry=0.2, max_retry=0.4)
 

@@ -16,14 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from helpers.sshd import make_session
+from helpers.sshd_fixtures import TIMEOUT
 
 from tray.remote.frames import BEAT, STATE, Frame, LineSplitter, parse_frame
 from tray.remote.stream import run_stream
 from tray.state.environment import Environment
 from tray.state.store import StateStore
-
-from .conftest import TIMEOUT
-from .sshd import make_session
 
 
 @dataclass

@@ -6,8 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from .shells import SHELLS, Home, Shell, require
+from helpers.shells import SHELLS, Home, Shell, require
 
 
 @pytest.fixture

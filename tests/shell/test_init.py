@@ -12,13 +12,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers.shells import Home, Shell, require
 from helpers.waiting import wait_for
 
 from tray.core.config import ShellConfig
 from tray.shell.init import SHELLS, fish_quote, init_code, run_init, tray_program
 from tray.state.environment import Environment
-
-from .shells import Home, Shell, require
 
 TRAY = Path(sys.executable).parent / "tray"
 SYNTAX_CHECK = {"bash": ["bash", "-n"], "zsh": ["zsh", "-n"], "fish": ["fish", "--no-execute"]}

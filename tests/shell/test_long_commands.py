@@ -10,12 +10,11 @@ import re
 
 import pytest
 from helpers.processes import children_of, process_age, process_name
+from helpers.shells import Home, Shell, require
 from helpers.waiting import wait_for
 
+from shell.test_wrap import export, tty_of
 from tray.core.session import Session
-
-from .shells import Home, Shell, require
-from .test_wrap import export, tty_of
 
 FAILING = "sh -c 'sleep 0.5; exit 3'"
 

@@ -7,10 +7,9 @@ import re
 import shutil
 
 import pytest
+from helpers.shells import AGENT_OUTPUT, ARGV, PROMPT_SETUP, Home, Shell
 from helpers.waiting import wait_for
 from ptyprocess import PtyProcess
-
-from .shells import AGENT_OUTPUT, ARGV, PROMPT_SETUP, Home, Shell
 
 # Spaces, both quotes, a glob and an empty word: the same syntax in all three shells.
 TRICKY = "claude 'a b' \"it's\" '*.txt' '' 'x\"y' --flag=1"

@@ -1,0 +1,134 @@
+"""The app answers another machine's session: its Answer message becomes `tray answer`
+there, over a real sshd on loopback, and the remote launcher (a thread of this test
+serving the remote state directory's answer socket with the real gate) types, or the
+refusal comes back as the app's one short notification.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from helpers.sshd import Remote, client_environ
+from remote.test_answer_remote import SESSION_ID, PlayedLauncher, blocked
+
+from tray.app.answer_dispatch import AnswerDispatcher, AnswerRoutes
+from tray.app.messages import Answer
+from tray.core.answer_gate import SETTLE
+from tray.core.answer_target import AnswerTarget
+from tray.core.session import Session
+from tray.core.ssh_commands import HostConfig
+from tray.state.store import process_start_token
+
+APP_ID = f"host:devbox/{SESSION_ID}"
+LOG = logging.getLogger("test-app-answer-remote")
+
+
+@dataclass
+class FakeNotifier:
+    """Writes down notifications and withdrawals."""
+
+    sent: list[str] = field(default_factory=list)
+    withdrawn: list[AnswerTarget] = field(default_factory=list)
+
+    def send(  # noqa: PLR0917 - as Notifier.send
+        self,
+        title: str,
+        body: str,
+        urgency: str,
+        key: str,
+        snooze: Sequence[str] = (),
+        answer: AnswerTarget | None = None,
+    ) -> None:
+        self.sent.append(title)
+
+    def withdraw(self, target: AnswerTarget) -> None:
+        self.withdrawn.append(target)
+
+
+@dataclass
+class FakePolicy:
+    told: list[tuple[str, str, float]] = field(default_factory=list)
+
+    def answered(self, session_id: str, record_id: str, since: float) -> None:
+        self.told.append((session_id, record_id, since))
+
+
+@pytest.fixture
+def launcher(remote: Remote) -> Iterator[PlayedLauncher]:
+    played = PlayedLauncher(remote, [blocked(time.time() - SETTLE - 1)])
+    played.thread.start()
+    yield played
+    played.stop.set()
+    played.thread.join(5)
+    played.socket.close()
+
+
+def as_the_app_has_it(since: float) -> Session:
+    """The remote session as the app's link hands it over: its id namespaced."""
+    return Session(
+        id=APP_ID,
+        name="api-server",
+        name_given=True,
+        command=("claude",),
+        cwd="/home/me/api-server",
+        pid=os.getpid(),
+        child_pid=None,
+        started_at=1.0,
+        updated_at=2.0,
+        source="program",
+        records=(blocked(since),),
+        pid_start=process_start_token(os.getpid()),
+    )
+
+
+def desk(tmp_path: Path, host: HostConfig) -> tuple[AnswerDispatcher, FakeNotifier, FakePolicy]:
+    notifier, policy = FakeNotifier(), FakePolicy()
+    hosts = {host.name: host}
+    where = AnswerRoutes(tmp_path / "local-state", hosts.get, client_environ())
+    return AnswerDispatcher(where, notifier, policy, LOG), notifier, policy
+
+
+def test_the_app_answers_a_remote_prompt_over_ssh(
+    tmp_path: Path, host: HostConfig, launcher: PlayedLauncher
+) -> None:
+    since = launcher.records[0].since
+    assert since is not None
+    handler, notifier, policy = desk(tmp_path, host)
+    message = Answer(APP_ID, "", since, "approve")
+    outcome = handler.deliver(message, as_the_app_has_it(since), stale=False)
+    handler.settle(message, outcome)
+    assert outcome.ok, outcome.line
+    assert launcher.typed == [b"1"]
+    assert notifier.withdrawn == [AnswerTarget(APP_ID, "", since)]
+    assert policy.told == [(APP_ID, "", since)]
+    assert notifier.sent == []
+
+
+def test_a_remote_refusal_is_shown_as_the_remote_says_it(
+    tmp_path: Path, host: HostConfig, launcher: PlayedLauncher
+) -> None:
+    handler, notifier, policy = desk(tmp_path, host)
+    message = Answer(APP_ID, "", 12.5, "deny")
+    outcome = handler.deliver(message, as_the_app_has_it(12.5), stale=False)
+    handler.settle(message, outcome)
+    assert notifier.sent == ["api-server: the prompt has changed; not answered"]
+    assert not outcome.ok
+    assert launcher.typed == [] and notifier.withdrawn == [] and policy.told == []
+
+
+def test_an_unreachable_hosts_session_is_not_asked(
+    tmp_path: Path, host: HostConfig, launcher: PlayedLauncher
+) -> None:
+    since = launcher.records[0].since
+    assert since is not None
+    handler, notifier, _policy = desk(tmp_path, host)
+    message = Answer(APP_ID, "", since, "approve")
+    handler.settle(message, handler.deliver(message, as_the_app_has_it(since), stale=True))
+    assert notifier.sent == ["api-server: devbox is unreachable; not answered"]
+    assert launcher.typed == []
