@@ -17,6 +17,12 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers.sessions import blocked, live_session
+from helpers.sshd import Remote, client_environ, hosts_toml
+from helpers.waiting import wait_for
+from remote.test_answer_remote import SESSION_ID, PlayedLauncher
+from remote.test_answer_remote import blocked as remote_prompt
+
 from app.test_app_slow_calls import (
     PING_WITHIN,
     TimedNotifier,
@@ -27,12 +33,6 @@ from app.test_app_slow_calls import (
     stopped_tmux,
 )
 from app.test_app_worker import FakeHost
-from helpers.sessions import blocked, live_session
-from helpers.sshd import Remote, client_environ, hosts_toml
-from helpers.waiting import wait_for
-
-from remote.test_answer_remote import SESSION_ID, PlayedLauncher
-from remote.test_answer_remote import blocked as remote_prompt
 from tray.core.answer_gate import SETTLE
 from tray.core.answer_target import AnswerTarget
 from tray.core.ssh_commands import HostConfig

@@ -24,7 +24,7 @@ from launcher.conftest import (
     sessions,
 )
 from tray.core.session import Session
-from tray.launcher.run import INPUT_WRITE_INTERVAL, WRITE_INTERVAL
+from tray.launcher.recorder import INPUT_WRITE_INTERVAL, WRITE_INTERVAL
 
 MSG = "approve Bash: touch notes.txt"
 

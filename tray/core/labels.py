@@ -37,3 +37,28 @@ def session_label(session: Session) -> str:
         # A shell that says where it is (OSC 7) is known by that place, as an agent is.
         return f"{name} · {directory}" if session.cwd_reported and directory else name
     return f"{app} · {directory}" if directory else app
+
+
+# What the launcher records of the terminal a session runs in (with the terminal
+# process's pid and start time), for focusing it and for naming it.
+TERMINAL_VARIABLES = (
+    "TMUX",
+    "TMUX_PANE",
+    "WINDOWID",
+    "TERM_PROGRAM",
+    "TERM_PROGRAM_VERSION",
+    "KITTY_WINDOW_ID",
+    "KITTY_LISTEN_ON",
+    "WEZTERM_PANE",
+    "WEZTERM_UNIX_SOCKET",
+    "GNOME_TERMINAL_SCREEN",
+    "GNOME_TERMINAL_SERVICE",
+    "KONSOLE_DBUS_SERVICE",
+    "KONSOLE_DBUS_SESSION",
+    "KONSOLE_DBUS_WINDOW",
+    "PTYXIS_VERSION",
+    "DISPLAY",
+    "WAYLAND_DISPLAY",
+    "TERM",
+    "SSH_TTY",
+)

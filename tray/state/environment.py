@@ -10,6 +10,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TextIO
 
+# Set for a command under `tray run`: the session it runs in. Seen by a launcher, it
+# means nested.
+SESSION_VARIABLE = "TRAY_SESSION_ID"
+
 
 class Environment:
     def __init__(

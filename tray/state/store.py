@@ -27,6 +27,7 @@ from typing import Any
 
 from tray.base.json_text import dumps
 from tray.core.session import Session, SessionFormatError, expired
+from tray.state.private_directory import private_directory_problem
 
 # A path as callers give one: the launcher's strings, the app's and tests' Paths.
 PathArgument = str | os.PathLike[str]
@@ -168,17 +169,9 @@ class StateStore:
 
     def ensure(self) -> None:
         """Create the directory private to this user, or make an existing one so."""
-        os.makedirs(self._directory, mode=0o700, exist_ok=True)
-        info = os.stat(self._directory)
-        if not stat.S_ISDIR(info.st_mode):
-            raise StoreError(f"state directory {self._directory} is not a directory")
-        if info.st_uid != os.geteuid():
-            # Another user's directory could feed us sessions or read ours.
-            raise StoreError(
-                f"state directory {self._directory} belongs to uid {info.st_uid}, not to you"
-            )
-        if stat.S_IMODE(info.st_mode) != 0o700:
-            os.chmod(self._directory, 0o700)
+        problem = private_directory_problem(self._directory)
+        if problem is not None:
+            raise StoreError(problem)
 
     def path_for(self, session_id: str) -> Path:
         return Path(self._file_for(session_id))
