@@ -10,6 +10,7 @@ D-Bus.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import sys
@@ -246,10 +247,8 @@ def entry() -> None:
         # launcher writes its files with os.write and registers no atexit handler, so
         # only the standard streams hold buffered text.
         for stream in (sys.stdout, sys.stderr):
-            try:
+            with contextlib.suppress(OSError, ValueError):  # closed or gone: nothing to say
                 stream.flush()
-            except (OSError, ValueError):
-                pass  # closed or gone: nothing is left to say
         os._exit(status)
     # Elsewhere, frozen objects are at least left out of the exit's collection.
     gc.freeze()

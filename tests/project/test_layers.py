@@ -1,7 +1,7 @@
 """Imports run one way: each module of ``tray/`` imports only from its own layer or below.
 
-From the bottom: the pure protocol (with ``value`` and ``text``); the core; the adapters
-(launcher, remote, shell, desktop); the app; the commands; the command line. A lazy
+From the bottom: base, the pure protocol, the pure core, the state directory, the adapters
+(launcher, remote, shell, desktop, outlets); the app; the commands; the command line. A lazy
 import inside a function counts as much as one at the top; only imports under
 ``if TYPE_CHECKING:`` (for mypy, never run) are left out.
 """

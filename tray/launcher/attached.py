@@ -11,7 +11,7 @@ from __future__ import annotations
 import gc
 import os
 from collections.abc import Callable, Iterator
-from contextlib import closing, contextmanager, nullcontext
+from contextlib import closing, contextmanager, nullcontext, suppress
 from dataclasses import dataclass
 from types import TracebackType
 
@@ -251,10 +251,8 @@ class AttachedSession:
         facts = {key: environ[key] for key in TERMINAL_VARIABLES if key in environ}
         if not os.isatty(self._env.stdin_fd):
             return facts
-        try:
+        with suppress(OSError):
             facts["tty"] = os.ttyname(self._env.stdin_fd)
-        except OSError:
-            pass
         # The terminal's process, for focusing its window by _NET_WM_PID: the nearest
         # ancestor whose controlling tty is not ours (the shell and its parents share
         # ours), with its /proc start time so that a reused pid is not taken for it.

@@ -10,6 +10,7 @@ holds it up.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import termios
@@ -152,10 +153,8 @@ class Launcher:
         if interactive:
             # The user's own settings (erase key, IUTF8, ...) make line editing in the
             # command behave as it does in their shell.
-            try:
+            with contextlib.suppress(termios.error):
                 user_attributes = termios.tcgetattr(self._stdin)
-            except termios.error:
-                pass
 
         def setup(fd: int) -> None:
             # Pixels too: a new pty's size is all zeros.

@@ -42,6 +42,7 @@ program nothing could run gets its one line, before any fork.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import signal
@@ -52,6 +53,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from ptyprocess import PtyProcess
 
+from tray.base.exit_codes import CANNOT_START, SIGNAL_BASE
 from tray.launcher.terminal import CC, DEFAULT_COLUMNS, DEFAULT_ROWS
 
 if TYPE_CHECKING:
@@ -60,7 +62,6 @@ if TYPE_CHECKING:
 Dispositions = dict[int, Any]
 Mask = set[int | signal.Signals]
 
-CANNOT_START = 127
 
 # Signals the command gets as the launcher got them: what was ignored stays ignored
 # (nohup, background jobs of a non-interactive shell), everything else is the default.
@@ -118,7 +119,7 @@ class Spawned:
 def exit_code(status: int) -> int:
     """A wait status as a shell reports it: the exit code, or 128+N for signal N."""
     code = os.waitstatus_to_exitcode(status)
-    return code if code >= 0 else 128 - code
+    return code if code >= 0 else SIGNAL_BASE - code
 
 
 def child_dispositions() -> Dispositions:
@@ -176,10 +177,8 @@ def _program_path(program: str, environ: dict[str, str]) -> str:
 
 
 def _report(report: int, kind: bytes, value: bytes) -> None:
-    try:
+    with contextlib.suppress(OSError):  # no launcher is left to read it
         os.write(report, kind + value + b"\n")
-    except OSError:
-        pass  # no launcher is left to read it
 
 
 def _report_error(report: int, error: BaseException) -> None:
@@ -199,16 +198,12 @@ class _Hangup:
         self.hung_up = True
         groups = {self.command}
         # Only a SIGHUP sent by kill(), not a hangup: the terminal still answers then.
-        try:
+        with contextlib.suppress(OSError):
             groups.add(os.tcgetpgrp(0))
-        except OSError:
-            pass
         for group in groups:
             for signal_number in (signal.SIGHUP, signal.SIGCONT):
-                try:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(group, signal_number)
-                except (ProcessLookupError, PermissionError):
-                    pass
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,12 +236,10 @@ def _become_command(plan: _Plan) -> NoReturn:
         # launcher's own mask.
         signal.pthread_sigmask(signal.SIG_SETMASK, plan.mask)
         environ = plan.environ
-        try:
-            # `tray init`'s shell code tells its own session from a TRAY_SESSION_ID that
-            # a tmux pane inherited by this: the terminal the session's command runs on.
+        # `tray init`'s shell code tells its own session from a TRAY_SESSION_ID that
+        # a tmux pane inherited by this: the terminal the session's command runs on.
+        with contextlib.suppress(OSError):
             environ = {**environ, "TRAY_TTY": os.ttyname(0)}
-        except OSError:
-            pass
         # The command gets its argv as typed, not the path PATH lookup found: what a
         # shell gives it, and what `ps` and `$0` show.
         try:
