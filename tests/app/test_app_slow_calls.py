@@ -35,12 +35,11 @@ from app.test_app_worker import FakeHost
 from tray.app.main import TrayApp
 from tray.core.answer_gate import DEFAULT_SETTINGS, Decision, Request, decide
 from tray.core.answer_target import AnswerTarget
-from tray.core.session import Session
 from tray.launcher.answer_socket import AnswerSocket, socket_path
 from tray.protocol.records import Record
 from tray.state.config_file import load_config
 from tray.state.environment import Environment
-from tray.state.store import StateStore, process_start_token
+from tray.state.store import StateStore
 
 # A blocked report reaches the notifier within a refresh or two on a quiet machine (the
 # interval is 0.25 s); 2 s leaves room for a loaded one, and is still shorter than every
@@ -220,25 +219,6 @@ def prompt(since: float) -> Record:
     return Record("", "blocked", "permission", None, "claude-code", None, "approve", since, since)
 
 
-def session_in(session_id: str, records: tuple[Record, ...], terminal: dict[str, str]) -> Session:
-    now = time.time()
-    return Session(
-        id=session_id,
-        name=session_id,
-        name_given=True,
-        command=("agent",),
-        cwd="/tmp",
-        pid=os.getpid(),
-        child_pid=None,
-        started_at=now,
-        updated_at=now,
-        source="program",
-        records=records,
-        pid_start=process_start_token(os.getpid()),
-        terminal=terminal,
-    )
-
-
 @pytest.fixture
 def state_dir() -> Iterator[Path]:
     # Short: a Unix socket's path has room for about 100 bytes.
@@ -297,8 +277,8 @@ def test_a_blocked_report_pings_in_time_while_a_local_focus_and_answer_wait(
     ):
         launcher = BusyLauncher(socket_path(state_dir, "1-asks"), (prompt(since),))
         try:
-            store.write(session_in("1-asks", (prompt(since),), {}))
-            store.write(session_in("2-in-tmux", (), tmux.terminal()))
+            store.write(live_session("1-asks", (prompt(since),), time.time(), {}))
+            store.write(live_session("2-in-tmux", (), time.time(), tmux.terminal()))
             app = app_on(state_dir, tmp_path / "config", "[notify]\nsettle = 0\n", notifier, log)
             app.start()
             try:

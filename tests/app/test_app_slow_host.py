@@ -29,7 +29,6 @@ from app.test_app_slow_calls import (
     app_on,
     logged,
     ping_comes_in_time,
-    session_in,
     stopped_tmux,
 )
 from app.test_app_worker import FakeHost
@@ -71,7 +70,7 @@ def test_a_local_ping_comes_in_time_while_a_remote_focus_and_answer_wait(
         logged("test-app-slow-host") as (log, lines),
         stopped_tmux(tmp_path) as tmux,
     ):
-        remote.write(session_in("1-in-tmux", (), tmux.terminal()))
+        remote.write(live_session("1-in-tmux", (), time.time(), tmux.terminal()))
         app = app_on(
             state, tmp_path / "config", config, notifier, log, host=icon, environ=client_environ()
         )

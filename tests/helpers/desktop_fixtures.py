@@ -125,19 +125,50 @@ def trayer(
         stop_process(proc)
 
 
+class _SniHost:
+    """The shared StatusNotifierItem host, started again when it has died.
+
+    gtk-sni-tray-standalone now and then ends just after its start, with "Pattern match
+    failure in do expression at app/Main.hs:177" after an "UnknownObject" reply: most
+    likely it asked for the properties of an item that an earlier test's app had
+    registered on the shared bus and that was gone. It was seen in full runs only, where
+    other tests' apps used the same bus before. Each test that needs the host gets a
+    live one."""
+
+    def __init__(self, env: dict[str, str], log: Path) -> None:
+        self._env = env
+        self._log = log
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def live(self) -> subprocess.Popen[bytes]:
+        if self.proc is None or self.proc.poll() is not None:
+            self.proc = start_sni_host(self._env, self._log)
+        return self.proc
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            stop_process(self.proc)
+
+
 @pytest.fixture(scope="session")
-def sni_host(
-    xvfb_display: str, session_bus: str, desktop_dir: Path
-) -> Iterator[subprocess.Popen[bytes]]:
-    """gtk-sni-tray-standalone --watcher: a StatusNotifierItem host, drawn as a bar at
-    the bottom of the Xvfb, with its own org.kde.StatusNotifierWatcher on
-    ``session_bus``. Yields its Popen once the watcher is on the bus."""
-    env = base_env(DISPLAY=xvfb_display, DBUS_SESSION_BUS_ADDRESS=session_bus)
-    proc = start_sni_host(env, desktop_dir / "sni-host.log")
+def _shared_sni_host(xvfb_display: str, session_bus: str, desktop_dir: Path) -> Iterator[_SniHost]:
+    host = _SniHost(
+        base_env(DISPLAY=xvfb_display, DBUS_SESSION_BUS_ADDRESS=session_bus),
+        desktop_dir / "sni-host.log",
+    )
     try:
-        yield proc
+        yield host
     finally:
-        stop_process(proc)
+        host.stop()
+
+
+@pytest.fixture
+def sni_host(_shared_sni_host: _SniHost) -> subprocess.Popen[bytes]:
+    """gtk-sni-tray-standalone --watcher: a StatusNotifierItem host, drawn as a bar at
+    the bottom of the Xvfb, with its own org.kde.StatusNotifierWatcher on the session
+    bus; its Popen, once the watcher is on the bus. One for the whole run, started again
+    if it has ended (see :class:`_SniHost`)."""
+    return _shared_sni_host.live()
 
 
 @pytest.fixture

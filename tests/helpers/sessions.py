@@ -14,7 +14,13 @@ from tray.protocol.records import Record
 from tray.state.store import process_start_token
 
 
-def live_session(session_id: str, records: tuple[Record, ...], now: float) -> Session:
+def live_session(
+    session_id: str,
+    records: tuple[Record, ...],
+    now: float,
+    terminal: dict[str, str] | None = None,
+) -> Session:
+    """A live session of this test process; ``terminal``: the facts that find its tab."""
     return Session(
         id=session_id,
         name=session_id,
@@ -28,6 +34,7 @@ def live_session(session_id: str, records: tuple[Record, ...], now: float) -> Se
         source="program",
         records=records,
         pid_start=process_start_token(os.getpid()),
+        terminal=terminal or {},
     )
 
 
