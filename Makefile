@@ -26,7 +26,15 @@ AGENT_DEBS := nodejs npm
 AGENTS_DIR := .agents
 CLAUDE_CODE_VERSION := 2.1.332
 CODEX_VERSION := 0.171.0
-AGENTS_STAMP := $(AGENTS_DIR)/.installed-$(CLAUDE_CODE_VERSION)-$(CODEX_VERSION)
+# The agents that speak no OSC 7501 (issue: every agent), read through their rules in
+# tray/core/agents/; aider comes from the package index, in a venv of its own.
+GEMINI_CLI_VERSION := 0.61.0
+QWEN_CODE_VERSION := 0.24.4
+COPILOT_CLI_VERSION := 1.0.102
+OPENCODE_VERSION := 1.18.33
+AIDER_VERSION := 0.86.2
+AGENT_VERSIONS := $(CLAUDE_CODE_VERSION)-$(CODEX_VERSION)-$(GEMINI_CLI_VERSION)-$(QWEN_CODE_VERSION)-$(COPILOT_CLI_VERSION)-$(OPENCODE_VERSION)-$(AIDER_VERSION)
+AGENTS_STAMP := $(AGENTS_DIR)/.installed-$(AGENT_VERSIONS)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: setup demo run app test lint bench clean agents
@@ -77,7 +85,12 @@ $(AGENTS_STAMP):
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(AGENT_DEBS) >/dev/null; }
 	mkdir -p $(AGENTS_DIR)
 	cd $(AGENTS_DIR) && npm install --no-audit --no-fund --no-save \
-		@anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION) @openai/codex@$(CODEX_VERSION)
+		@anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION) @openai/codex@$(CODEX_VERSION) \
+		@google/gemini-cli@$(GEMINI_CLI_VERSION) @qwen-code/qwen-code@$(QWEN_CODE_VERSION) \
+		@github/copilot@$(COPILOT_CLI_VERSION) opencode-ai@$(OPENCODE_VERSION)
+	$(PYTHON) -m venv $(AGENTS_DIR)/aider
+	$(AGENTS_DIR)/aider/bin/pip install -q --upgrade pip
+	$(AGENTS_DIR)/aider/bin/pip install -q aider-chat==$(AIDER_VERSION)
 	rm -f $(AGENTS_DIR)/.installed-*
 	touch $@
 

@@ -97,11 +97,15 @@ COMMANDS: tuple[Command, ...] = (
         "emit",
         "tray.commands.emit:run",
         "write a status report to this terminal",
-        "Write one OSC 7501 report to the controlling terminal (/dev/tty).",
+        "Write one OSC 7501 report to the session's terminal ($TRAY_TTY, else /dev/tty).",
         (
             (
                 ("state",),
-                {"metavar": "STATE", "help": "idle, working, done, blocked, error or clear"},
+                {
+                    "metavar": "STATE",
+                    "nargs": "?",
+                    "help": "idle, working, done, blocked, error or clear",
+                },
             ),
             (("--kind",), {"help": "with blocked: permission, question or auth"}),
             (
@@ -112,7 +116,19 @@ COMMANDS: tuple[Command, ...] = (
             (("--id",), {"help": "the record's id, such as build/test (default: the root)"}),
             (("--title",), {"help": "a short label that tells records apart"}),
             (("--msg",), {"help": "one line: what it is doing, waiting for, or finished with"}),
+            (
+                ("--hook",),
+                {
+                    "nargs": 2,
+                    "metavar": ("APP", "EVENT"),
+                    "help": "instead of STATE: report an agent's hook EVENT from its rules, "
+                    "with the hook's JSON on stdin (what 'tray hooks install' sets up); "
+                    "always exits 0",
+                },
+            ),
         ),
+        usage="tray emit [-h] STATE [--kind K] [--progress N] [--app NAME] [--id ID] "
+        "[--title TEXT] [--msg TEXT]\n       tray emit --hook APP EVENT",
     ),
     Command(
         "answer",
@@ -140,6 +156,25 @@ COMMANDS: tuple[Command, ...] = (
                 },
             ),
             (("--host",), {"metavar": "NAME", "help": "a session of this [[hosts]] entry"}),
+        ),
+    ),
+    Command(
+        "hooks",
+        "tray.commands.hooks:run",
+        "add or take back tray's hooks in an agent's settings",
+        "For an agent that reports no state itself: install adds a hook for each event its "
+        "rules name, each running 'tray emit --hook AGENT EVENT', and says what it changes; "
+        "remove takes exactly those away; list (the default) shows what is installed.",
+        (
+            (("action",), {"nargs": "?", "choices": ("list", "install", "remove")}),
+            (
+                ("agent",),
+                {
+                    "metavar": "AGENT",
+                    "nargs": "?",
+                    "help": "copilot, gemini, opencode or qwen-code",
+                },
+            ),
         ),
     ),
     Command(

@@ -29,9 +29,10 @@ from helpers.agent_standins import (
 )
 from helpers.agent_terminal import PlayedTerminal
 from helpers.agents import start_claude, start_codex
+from helpers.answer_keys import SHIPPED_SETTINGS
 
 from tray.commands.answer import run
-from tray.core.answer_gate import DEFAULT_SETTINGS, Decision, Request, decide
+from tray.core.answer_gate import Decision, Request, decide
 from tray.core.session import Session
 from tray.launcher.answer_socket import AnswerSocket, socket_path
 from tray.state.environment import Environment
@@ -95,7 +96,7 @@ def _answer(terminal: PlayedTerminal, answer: str, app: str, state_dir: Path) ->
     )
 
     def gate(request: Request) -> Decision:
-        return decide(tuple(terminal.records()), request, None, DEFAULT_SETTINGS)
+        return decide(tuple(terminal.records()), request, None, SHIPPED_SETTINGS)
 
     def type_keys(keys: bytes) -> bool:
         terminal.write(keys)  # one write, and the test types nothing else meanwhile

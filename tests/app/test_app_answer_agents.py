@@ -1,5 +1,8 @@
-"""Real Claude Code and Codex under a real `tray run`, a real `tray app`, and dunst: Approve and
-Deny pressed on the real notification, and nothing typed into the terminal.
+"""Real agents under a real `tray run`, a real `tray app`, and dunst: Approve and Deny
+pressed on the real notification, and nothing typed into the terminal. Claude Code and
+Codex report their prompts (OSC 7501); Gemini CLI and Qwen Code are read through their
+rules files (their titles), and Copilot CLI, opencode and aider through the dialog they
+draw, each with its default settings (opencode with bash set to "ask", or it never asks).
 
 Each agent talks to a loopback stand-in for its model API that asks for ``touch
 approved-file``. The test plays the terminal around `tray run` (it answers the
@@ -12,15 +15,20 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers.agent_standins import FakeAnthropic, FakeResponses
 from helpers.agent_terminal import PlayedTerminal
 from helpers.agents import start_claude, start_codex
+from helpers.copilot_opencode_aider import start_aider, start_copilot, start_opencode
 from helpers.desktop_apps import TIMEOUT, RunningApp, start_app_process
 from helpers.desktop_services import BusMonitor, MenuDunst, start_menu_dunst, stop_process
+from helpers.gemini_qwen import start_gemini, start_qwen
+from helpers.hook_homes import install_hooks
+from helpers.model_standins import FakeChatCompletions, FakeGemini
 from helpers.waiting import barrier, wait_for
 
 from tray.core.answer_target import APPROVE_LABEL, DENY_LABEL
@@ -88,13 +96,26 @@ def desk(
 
 
 # Each agent, and the stand-in for its model API.
-AGENTS = {"claude": (start_claude, FakeAnthropic), "codex": (start_codex, FakeResponses)}
+AGENTS: dict[str, tuple[Callable[..., tuple[PlayedTerminal, Path]], Callable[[int], Any]]] = {
+    "claude": (start_claude, FakeAnthropic),
+    "codex": (start_codex, FakeResponses),
+    "gemini": (start_gemini, FakeGemini),
+    "qwen": (start_qwen, FakeChatCompletions),
+    # After `tray hooks install`: their hooks say when a turn ends (the screen does not).
+    "copilot": (start_copilot, FakeChatCompletions),
+    "opencode": (start_opencode, FakeChatCompletions),
+    # Read from what it draws, as it is.
+    "aider": (start_aider, FakeChatCompletions),
+}
+HOOKED = ("copilot", "opencode")
 
 
 def agent_under_tray(
     agent: str, tmp_path: Path, app: RunningApp, model_url: str
 ) -> tuple[Pumped, Path]:
     start, _fake = AGENTS[agent]
+    if agent in HOOKED:
+        install_hooks(agent, tmp_path / "agent" / "home")
     terminal, work = start(tmp_path / "agent", model_url, app.state_dir)
     return Pumped(terminal), work
 

@@ -28,12 +28,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.answer_keys import SHIPPED_SETTINGS
 from helpers.sessions import blocked, live_session
 from helpers.waiting import wait_for
 
 from app.test_app_worker import FakeHost
 from tray.app.main import TrayApp
-from tray.core.answer_gate import DEFAULT_SETTINGS, Decision, Request, decide
+from tray.core.answer_gate import Decision, Request, decide
 from tray.core.answer_target import AnswerTarget
 from tray.launcher.answer_socket import AnswerSocket, socket_path
 from tray.protocol.records import Record
@@ -201,7 +202,7 @@ class BusyLauncher:
         self._socket.close()
 
     def _gate(self, request: Request) -> Decision:
-        return decide(self.records, request, None, DEFAULT_SETTINGS)
+        return decide(self.records, request, None, SHIPPED_SETTINGS)
 
     def _type(self, keys: bytes) -> bool:
         self.typed.append(keys)

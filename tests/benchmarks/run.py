@@ -17,6 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import agents_bench
 import answer_bench
 import app_bench
 import away_bench
@@ -187,6 +188,7 @@ def main() -> int:
         print(f"Launcher peak RSS: {rss_mib:.1f} MiB (target < 40: {verdict(40, rss_mib)})")
         print(f"  (script peak RSS: {plain['script -qfec'].run.max_rss_kib / 1024:.1f} MiB)")
     answer_bench.report()
+    agents_bench.report()
     if not args.skip_app:
         app_bench.report()
         away_bench.report()

@@ -16,10 +16,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.answer_keys import SHIPPED_SETTINGS
 
 from tray.cli import main
 from tray.commands import answer as answer_command
-from tray.core.answer_gate import DEFAULT_SETTINGS, SETTLE, Decision, Request, decide
+from tray.core.answer_gate import SETTLE, Decision, Request, decide
 from tray.core.remote_sessions import PREFIX
 from tray.core.session import Session
 from tray.core.ssh_commands import answer_words
@@ -46,7 +47,7 @@ class Launcher:
         self.thread = threading.Thread(target=self.loop, daemon=True)
 
     def gate(self, request: Request) -> Decision:
-        return decide(tuple(self.records), request, None, DEFAULT_SETTINGS)
+        return decide(tuple(self.records), request, None, SHIPPED_SETTINGS)
 
     def type_keys(self, keys: bytes) -> bool:
         self.typed.append(keys)

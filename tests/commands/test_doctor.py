@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.answer_keys import SHIPPED_KEYS
 from helpers.desktop_services import (
     base_env,
     start_bus,
@@ -84,7 +85,8 @@ def checks(output: str) -> dict[str, tuple[str, str]]:
         assert status in ("ok", "warn", "FAIL") and sep, f"not a check line: {line!r}"
         assert name not in found, f"{name} reported twice"
         found[name] = (status, text)
-    assert set(found) == {
+    # One line per agent tray knows follows: tests/commands/test_doctor_agents.py.
+    assert {name for name in found if not name.startswith("agent ")} == {
         "display",
         "tray backend",
         "tray host",
@@ -520,14 +522,14 @@ def _with_config(tmp_path: Path, text: str) -> None:
 def test_answer_says_whether_it_is_on_and_for_which_apps(tmp_path: Path) -> None:
     env = tray_env(base_env(), tmp_path)
     found = checks(run_doctor(env).stdout)
+    *rest, last = sorted(SHIPPED_KEYS)
+    assert "claude-code" in rest
     assert found["answer"] == (
         "ok",
-        "on for claude-code and codex (Approve and Deny on their permission prompts)",
+        f"on for {', '.join(rest)} and {last} (Approve and Deny on their permission prompts)",
     )
-    _with_config(tmp_path, '[answer.apps.aider]\napprove = "y"\ndeny = "n"\n')
-    assert checks(run_doctor(env).stdout)["answer"][1].startswith(
-        "on for aider, claude-code and codex"
-    )
+    _with_config(tmp_path, '[answer.apps.pi]\napprove = "y"\ndeny = "n"\n')
+    assert "opencode, pi and qwen-code" in checks(run_doctor(env).stdout)["answer"][1]
     _with_config(tmp_path, "[answer]\nenabled = false\n")
     status, text = checks(run_doctor(env).stdout)["answer"]
     assert (status, text.split(":")[0]) == ("ok", "off ([answer] enabled = false)")

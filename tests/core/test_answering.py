@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from helpers.answer_keys import SHIPPED_KEYS, SHIPPED_SETTINGS
 
 from tray.core import answer_gate as answering
 from tray.core.answer_gate import (
-    BUILTIN_KEYS,
     DEFAULT_SETTINGS,
     ESC,
     SETTLE,
@@ -20,6 +20,7 @@ from tray.core.answer_gate import (
     pick_record,
 )
 from tray.protocol.records import Record
+from tray.state.agent_files import shipped_agent_book
 
 SINCE = 100.0
 
@@ -41,7 +42,7 @@ def gate(  # noqa: PLR0917 - a request in a line
     record: str | None = None,
     since: float | None = SINCE,
     last_input_at: float | None = None,
-    settings: AnswerSettings = DEFAULT_SETTINGS,
+    settings: AnswerSettings = SHIPPED_SETTINGS,
     alive: bool = True,
 ) -> answering.Decision:
     return decide(
@@ -49,10 +50,13 @@ def gate(  # noqa: PLR0917 - a request in a line
     )
 
 
-def test_the_built_in_keys_pick_one_use_and_never_enter() -> None:
-    assert BUILTIN_KEYS["claude-code"] == AppKeys("1", "\x1b")
-    assert BUILTIN_KEYS["codex"] == AppKeys("y", "\x1b")
-    for keys in BUILTIN_KEYS.values():
+def test_the_shipped_keys_pick_one_use_and_never_enter_where_no_reason_is_given() -> None:
+    assert SHIPPED_KEYS["claude-code"] == AppKeys("1", "\x1b")
+    assert SHIPPED_KEYS["codex"] == AppKeys("y", "\x1b")
+    for rules in shipped_agent_book().agents:
+        if rules.answer is None or rules.answer.why:
+            continue
+        keys = rules.answer.keys
         assert "\r" not in keys.approve + keys.deny
         assert "\n" not in keys.approve + keys.deny
 
@@ -154,13 +158,13 @@ def test_an_unknown_answer_is_refused() -> None:
 
 
 def test_answers_offered() -> None:
-    assert answers_for(rec(), True, DEFAULT_SETTINGS) == ["approve", "deny"]
-    assert answers_for(rec(), False, DEFAULT_SETTINGS) == []
+    assert answers_for(rec(), True, SHIPPED_SETTINGS) == ["approve", "deny"]
+    assert answers_for(rec(), False, SHIPPED_SETTINGS) == []
     assert answers_for(rec(), True, AnswerSettings(enabled=False)) == []
-    assert answers_for(rec(app="pi"), True, DEFAULT_SETTINGS) == []
-    assert answers_for(rec(kind="question"), True, DEFAULT_SETTINGS) == []
-    assert answers_for(rec(state="done", kind=None), True, DEFAULT_SETTINGS) == []
-    assert answers_for(rec(since=None), True, DEFAULT_SETTINGS) == []
+    assert answers_for(rec(app="pi"), True, SHIPPED_SETTINGS) == []
+    assert answers_for(rec(kind="question"), True, SHIPPED_SETTINGS) == []
+    assert answers_for(rec(state="done", kind=None), True, SHIPPED_SETTINGS) == []
+    assert answers_for(rec(since=None), True, SHIPPED_SETTINGS) == []
 
 
 # The config table.
@@ -174,12 +178,13 @@ def test_no_table_is_the_defaults() -> None:
 def test_a_table_replaces_a_built_in_and_adds_apps() -> None:
     settings = parse_answer(
         {"answer": {"enabled": False, "apps": {"codex": {"approve": "Y", "deny": "n"},
-                                               "pi": {"approve": "y", "deny": "\x1b"}}}}
+                                               "pi": {"approve": "y", "deny": "\x1b"}}}},
+        SHIPPED_KEYS,
     )  # fmt: skip
     assert settings.enabled is False
     assert settings.apps["codex"] == AppKeys("Y", "n")
     assert settings.apps["pi"] == AppKeys("y", "\x1b")
-    assert settings.apps["claude-code"] == BUILTIN_KEYS["claude-code"]
+    assert settings.apps["claude-code"] == SHIPPED_KEYS["claude-code"]
     assert gate([rec(app="pi")], settings=AnswerSettings(apps=settings.apps)).keys == b"y"
 
 
@@ -227,9 +232,9 @@ def test_a_since_read_back_by_another_program_still_names_the_prompt() -> None:
 
 def test_a_prompt_is_answered_once() -> None:
     records = (rec(),)
-    once = decide(records, Request("approve"), None, DEFAULT_SETTINGS, answered=("", SINCE))
+    once = decide(records, Request("approve"), None, SHIPPED_SETTINGS, answered=("", SINCE))
     assert once.reason == answering.ANSWERED
-    other = decide(records, Request("approve"), None, DEFAULT_SETTINGS, answered=("", 1.0))
+    other = decide(records, Request("approve"), None, SHIPPED_SETTINGS, answered=("", 1.0))
     assert other.ok
 
 

@@ -8,6 +8,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from helpers.answer_keys import SHIPPED_KEYS, SHIPPED_SETTINGS
 from helpers.app_imports import app_libraries_imported
 from hypothesis import assume, given
 from hypothesis import strategies as st
@@ -60,7 +61,7 @@ def test_missing_file_gives_the_documented_defaults(tmp_path: Path) -> None:
 
 def test_empty_file_gives_the_defaults(tmp_path: Path) -> None:
     write_config(tmp_path, "")
-    assert load_config(env_for(tmp_path)) == Config()
+    assert load_config(env_for(tmp_path)) == Config(answer=SHIPPED_SETTINGS)
 
 
 def test_every_key_is_read(tmp_path: Path) -> None:
@@ -101,6 +102,7 @@ def test_every_key_is_read(tmp_path: Path) -> None:
             terminal_notifications=False,
             remind=600.0,
         ),
+        answer=SHIPPED_SETTINGS,
     )
 
 
@@ -392,9 +394,10 @@ def test_a_bad_host_names_its_key() -> None:
 # --- [answer] and [away] ------------------------------------------------------------------
 
 
-def test_answer_defaults_to_the_built_in_keys() -> None:
-    config = parse_config({})
-    assert config.answer == DEFAULT_SETTINGS
+def test_answer_defaults_to_the_keys_of_the_agents_rules(tmp_path: Path) -> None:
+    assert parse_config({}).answer == DEFAULT_SETTINGS  # no rules given: no keys
+    config = load_config(env_for(tmp_path))
+    assert config.answer == SHIPPED_SETTINGS
     assert config.answer.enabled
     assert config.answer.keys_for("claude-code") == AppKeys("1", "\x1b")
     assert config.answer.keys_for("codex") == AppKeys("y", "\x1b")
@@ -407,12 +410,13 @@ def test_the_contract_answer_example_reads_as_the_defaults(tmp_path: Path) -> No
         '[answer.apps.claude-code]\napprove = "1"\ndeny = "\\u001b"\n'
         '[answer.apps.codex]\napprove = "y"\ndeny = "\\u001b"\n',
     )
-    assert load_config(env_for(tmp_path)).answer == DEFAULT_SETTINGS
+    assert load_config(env_for(tmp_path)).answer == SHIPPED_SETTINGS
 
 
 def test_answer_can_be_turned_off_and_apps_added() -> None:
     config = parse_config(
-        {"answer": {"enabled": False, "apps": {"aider": {"approve": "y", "deny": "n"}}}}
+        {"answer": {"enabled": False, "apps": {"aider": {"approve": "y", "deny": "n"}}}},
+        known_keys=SHIPPED_KEYS,
     )
     assert not config.answer.enabled
     assert config.answer.keys_for("aider") == AppKeys("y", "n")
@@ -505,8 +509,8 @@ def test_the_readmes_configuration_example_is_a_valid_config() -> None:
     section = readme[readme.index("## Configuration") :]
     block = re.search(r"```toml\n(.*?)```", section, re.S)
     assert block is not None
-    config = parse_config(tomllib.loads(block.group(1)), "README.md")
-    assert config.answer == DEFAULT_SETTINGS
+    config = parse_config(tomllib.loads(block.group(1)), "README.md", SHIPPED_KEYS)
+    assert config.answer == SHIPPED_SETTINGS
     assert config.away is not None
     assert config.away.schemes == ("ntfys",)
 

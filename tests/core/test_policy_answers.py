@@ -3,16 +3,24 @@ what a ping offers to answer it."""
 
 from __future__ import annotations
 
+from helpers.answer_keys import SHIPPED_SETTINGS
 from helpers.policy_scenarios import START, make, record, run_until, sess
 
 from tray.core.answer_gate import AnswerSettings
 from tray.core.answer_target import AnswerTarget
 from tray.core.config import PolicySettings
-from tray.core.policy.observe import observe
+from tray.core.policy import observe as observing
 from tray.core.session import Answered, Session
 from tray.protocol.records import Record
 
 # Answered through tray: the prompt, its reminders and the state right after are quiet.
+
+
+def observe(
+    session: Session, label: str, now: float, answering: AnswerSettings = SHIPPED_SETTINGS
+) -> list[observing.Observation]:
+    """The policy's view with the shipped keys: Claude Code's prompts can be answered."""
+    return observing.observe(session, label, now, answering)
 
 
 def _answered_session(*records: Record, answered: tuple[str, float] | None) -> Session:

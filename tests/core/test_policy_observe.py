@@ -3,6 +3,7 @@ other blocked record, run times; and child prompts pinging on their own."""
 
 from __future__ import annotations
 
+from helpers.answer_keys import SHIPPED_SETTINGS
 from helpers.policy_scenarios import BLOCKED, START, ids, make, obs, record, run_until, sess
 
 from tray.core.answer_target import AnswerTarget
@@ -118,7 +119,7 @@ def test_a_blocked_child_pings_with_its_own_title() -> None:
             since=START - 1,
         ),
     )
-    policy.update(observe(s, "api-server", clock.now))
+    policy.update(observe(s, "api-server", clock.now, SHIPPED_SETTINGS))
     clock.advance(1)
     assert policy.due() == [
         Ping(

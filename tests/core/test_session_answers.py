@@ -6,6 +6,7 @@ import dataclasses
 import json
 
 import pytest
+from helpers.answer_keys import SHIPPED_SETTINGS
 
 from tray.core.answer_gate import AnswerSettings
 from tray.core.session import Answered, Session, SessionFormatError, status_document
@@ -29,7 +30,7 @@ def blocked(app: str | None = "claude-code", kind: str | None = "permission") ->
 
 
 def answers(session: Session, settings: AnswerSettings | None = None) -> list[object]:
-    public = session.to_public() if settings is None else session.to_public(settings)
+    public = session.to_public(SHIPPED_SETTINGS if settings is None else settings)
     return [r["answers"] for r in public["records"]]
 
 
@@ -37,6 +38,7 @@ def test_a_blocked_permission_of_an_app_with_keys_offers_both() -> None:
     session = dataclasses.replace(BASE, records=(blocked(),))
     assert answers(session) == [["approve", "deny"]]
     assert session.to_public()["records"][0]["since"] == 5.0
+    assert session.to_public()["records"][0]["answers"] == []  # no keys known: none offered
 
 
 def test_nothing_is_offered_otherwise() -> None:
@@ -56,7 +58,8 @@ def test_the_status_document_uses_the_readers_settings() -> None:
     session = dataclasses.replace(BASE, records=(blocked(),))
     document = status_document([session], AnswerSettings(enabled=False))
     assert document["sessions"][0]["records"][0]["answers"] == []
-    assert status_document([session])["sessions"][0]["records"][0]["answers"] == ["approve", "deny"]
+    shipped = status_document([session], SHIPPED_SETTINGS)
+    assert shipped["sessions"][0]["records"][0]["answers"] == ["approve", "deny"]
 
 
 def test_the_last_answer_goes_through_the_file() -> None:

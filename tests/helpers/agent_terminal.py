@@ -80,7 +80,7 @@ class PlayedTerminal:
         self.output += data
         result = self._scanner.feed(data)
         for event in result.events:
-            if isinstance(event, Query):
+            if isinstance(event, Query) and event.number == 7501:  # not kitty's OSC 99 one
                 self.write(event.answer)
             elif isinstance(event, RawReport):
                 self.reports.append(event.body)

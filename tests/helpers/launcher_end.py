@@ -8,7 +8,8 @@ import threading
 import time
 from pathlib import Path
 
-from tray.core.answer_gate import DEFAULT_SETTINGS, Decision, Request, decide
+from helpers.answer_keys import SHIPPED_SETTINGS
+from tray.core.answer_gate import Decision, Request, decide
 from tray.launcher.answer_socket import AnswerSocket, socket_path
 from tray.protocol.records import Record
 
@@ -31,7 +32,7 @@ class LauncherEnd:
 
     def _gate(self, request: Request) -> Decision:
         self.requests.append(request)
-        return decide(self.records, request, self.last_input_at, DEFAULT_SETTINGS)
+        return decide(self.records, request, self.last_input_at, SHIPPED_SETTINGS)
 
     def _type(self, keys: bytes) -> bool:
         self.typed.append(keys)

@@ -19,9 +19,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.answer_keys import SHIPPED_SETTINGS
 from helpers.processes import ask_as_nobody
 
-from tray.core.answer_gate import DEFAULT_SETTINGS, SETTLE, Decision, Request, decide
+from tray.core.answer_gate import SETTLE, Decision, Request, decide
 from tray.launcher.answer_socket import (
     HOLD_LIMIT,
     MAX_REQUEST,
@@ -63,7 +64,7 @@ class Launcher:
             tuple(self.records),
             request,
             self.last_input_at,
-            DEFAULT_SETTINGS,
+            SHIPPED_SETTINGS,
             answered=self.answered,
         )
 

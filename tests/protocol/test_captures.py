@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +51,7 @@ class Outcome:
     events: list[Event] = field(default_factory=list)  # those the record table acts on
     # Bell, Osc, FocusReporting and CursorQuery: attention signals, not the table's.
     signals: list[Event] = field(default_factory=list)
+    titles: list[bytes] = field(default_factory=list)  # OSC 0 and 2, for agents' rules
     reports: list[Report | None] = field(default_factory=list)  # one per RawReport
     snapshots: list[list[Record]] = field(default_factory=list)  # the table after each event
     records: list[Record] = field(default_factory=list)
@@ -65,6 +67,9 @@ def run(chunks: Iterable[bytes]) -> Outcome:
         result = scanner.feed(chunk)
         output += result.output
         for event in result.events:
+            if isinstance(event, Osc) and event.number in (0, 2):
+                outcome.titles.append(event.payload)
+                continue
             if isinstance(event, SIGNALS):
                 outcome.signals.append(event)
                 continue
@@ -97,6 +102,13 @@ def check(stream: bytes) -> Outcome:
         assert run(split_at(stream, cuts)) == whole, cuts
     assert run([stream[i : i + 1] for i in range(len(stream))]) == whole
     return whole
+
+
+def titles_in(data: bytes) -> list[bytes]:
+    """Every OSC 0 and 2 title in ``data``, found by a regular expression of its own."""
+    found = re.findall(rb"\x1b\][02];([^\x07\x1b]*)(?:\x07|\x1b\\)", data)
+    assert found, "the captures set titles"
+    return found
 
 
 def rec(
@@ -390,6 +402,7 @@ def test_claude_code_capture() -> None:
         events=[Query(QUERY_BEL), *(RawReport(body) for body in bodies)],
         # On at start, off as it exits (twice); no bell, no notification.
         signals=[FocusReporting(True), FocusReporting(False), FocusReporting(False)],
+        titles=titles_in(data),
         reports=[
             Report("working", app="claude-code"),
             Report("blocked", kind="permission", app="claude-code", msg=message),
@@ -426,6 +439,7 @@ def test_codex_capture() -> None:
         events=[RawReport(body) for body in bodies],
         # On at start, then a cursor position query; no bell, no notification.
         signals=[FocusReporting(True), CursorQuery()],
+        titles=titles_in(data),
         reports=[
             Report("working", app="codex"),
             Report("blocked", kind="permission", app="codex"),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import random
+import re
 import tracemalloc
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -53,10 +54,33 @@ class Reference:
     query_spans: list[tuple[int, int]]  # [start, end) of each answered query in the input
 
 
+def reference_kitty_query(body: bytes) -> bytes | None:
+    """The id to answer an OSC 99 with when it is a support query: ``p=?``, at most one
+    ``i=`` of kitty's id characters (``0`` without one), no other pair and no payload."""
+    if not body.startswith(b"99;"):
+        return None
+    metadata, separator, payload = body[3:].partition(b";")
+    pairs = [pair.partition(b"=") for pair in metadata.split(b":")]
+    keys = sorted(key for key, _, _ in pairs)
+    values = {key: value for key, equals, value in pairs if equals}
+    if not separator or payload or keys not in ([b"p"], [b"i", b"p"]) or len(values) != len(keys):
+        return None
+    identifier = values.get(b"i", b"0")
+    if values[b"p"] != b"?" or not re.fullmatch(rb"[A-Za-z0-9_+.-]{1,64}", identifier):
+        return None
+    return identifier
+
+
 def reference_osc(body: bytes, terminator: bytes, events: list[Event]) -> bool:
     """The events of a complete OSC within the limit; True for a query."""
     if body.startswith(b"7501;") and body[5:].strip(b" \t") == b"?":
         events.append(Query(b"\x1b]7501;?" + terminator))
+        return True
+    identifier = reference_kitty_query(body)
+    if identifier is not None:
+        capabilities = b"p=title,body:o=always,unfocused,invisible"
+        answer = b"\x1b]99;i=" + identifier + b":p=?;" + capabilities + terminator
+        events.append(Query(answer, 99))
         return True
     if body.startswith(b"7501;"):
         events.append(RawReport(body[5:]))
@@ -64,7 +88,7 @@ def reference_osc(body: bytes, terminator: bytes, events: list[Event]) -> bool:
     if body in (b"133;A", b"633;A") or body.startswith((b"133;A;", b"633;A;")):
         events.append(PromptStart())
     number, separator, payload = body.partition(b";")
-    if separator and number in (b"7", b"9", b"99", b"133", b"633", b"777"):
+    if separator and number in (b"0", b"2", b"7", b"9", b"99", b"133", b"633", b"777"):
         events.append(Osc(int(number), payload))
     return False
 
@@ -192,6 +216,7 @@ def test_reference_reads_the_rules_as_intended() -> None:
         Bell(),
         FocusReporting(False),
         CursorQuery(),
+        Osc(0, b"t"),
     ]
 
 
@@ -412,7 +437,7 @@ def test_soft_reset_screen_switch_and_lookalikes_give_nothing(sequence: bytes) -
         (b"\x1b\x07", [Bell()]),
         (b"\x1b[3\x0731m", [Bell()]),
         # It ends an OSC, and is payload in DCS, SOS, PM and APC strings.
-        (b"\x1b]0;title\x07", []),
+        (b"\x1b]0;title\x07", [Osc(0, b"title")]),
         (b"\x1b]9;hi\x07\x07", [Osc(9, b"hi"), Bell()]),
         (b"\x1bP1$r\x07q\x1b\\", []),
         (b"\x1bX\x07\x1b\\", []),
@@ -518,7 +543,9 @@ def test_mode_change_of_at_most_max_csi_bytes_is_recognised() -> None:
         (b"09;x", []),
         (b"90;x", []),
         (b"8;;https://example.com", []),
-        (b"0;title", []),
+        (b"0;title", [Osc(0, b"title")]),
+        (b"2;title", [Osc(2, b"title")]),
+        (b"1;icon name", []),
         (b"1337;SetMark", []),
         (b"7770;notify;a;b", []),
         (b" 9;x", []),
@@ -897,6 +924,14 @@ TOKENS = [
     b"\x1b]133;D;0\x07",
     b"\x1b]7;file:///tmp\x1b\\",
     b"\x1b]99;;x\x1b\\",
+    # kitty's notification query and its lookalikes.
+    b"\x1b]99;i=opentui-notifications:p=?;\x1b\\",
+    b"\x1b]99;p=?;\x07",
+    b"\x1b]99;",
+    b"99;",
+    b"i=x",
+    b"p=?",
+    b"p=?;",
     b"9;",
     b"777;",
     b"133;",
@@ -1015,7 +1050,34 @@ def test_withheld_bytes_are_the_start_of_an_unfinished_query(case: tuple[bytes, 
             # An ESC (which may start one), or a prefix of a query, possibly with the ESC of
             # its ST; or an ESC after an OSC or a string, which may start one.
             candidate = held[:-1] if held.endswith(ESC) and len(held) > 1 else held
-            assert candidate == ESC or (
-                b"\x1b]7501;?".startswith(candidate[: len(b"\x1b]7501;")])
-                and candidate[len(b"\x1b]7501;") :].strip(b" \t") in (b"", b"?")
+            assert (
+                candidate == ESC
+                or (
+                    b"\x1b]7501;?".startswith(candidate[: len(b"\x1b]7501;")])
+                    and candidate[len(b"\x1b]7501;") :].strip(b" \t") in (b"", b"?")
+                )
+                or (candidate.startswith(b"\x1b]") and completes_a_kitty_query(candidate[2:]))
             ), held
+
+
+# Whatever a prefix of kitty's query lacks, one of these supplies (one for each place the
+# grammar can stop: support_queries.py).
+KITTY_QUERY_ENDINGS = (
+    b"",
+    b";",
+    b"?;",
+    b"=?;",
+    b"p=?;",
+    b":p=?;",
+    b"=1:p=?;",
+    b"1:p=?;",
+    b"i=1;",
+    b"=1;",
+    b"1;",
+    b";p=?;",
+    b"9;p=?;",
+)
+
+
+def completes_a_kitty_query(body: bytes) -> bool:
+    return any(reference_kitty_query(body + ending) is not None for ending in KITTY_QUERY_ENDINGS)

@@ -23,7 +23,7 @@ from tray.protocol.scanner import (
 REPORT = b"\x1b]7501;state=blocked:kind=permission\x07"
 REPORT_ST = b"\x1b]7501;state=done\x1b\\"
 QUERY = b"\x1b]7501;?\x07"
-OTHER_OSC = b"\x1b]0;title\x07"
+OTHER_OSC = b"\x1b]1;icon name\x07"  # an OSC that gives no event
 PROMPT = b"\x1b]133;A\x07"
 
 

@@ -26,11 +26,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.answer_keys import SHIPPED_SETTINGS
 from helpers.sshd import Remote, client_environ, hosts_toml, run_tmux
 from helpers.waiting import wait_for
 
 from tray.cli import main
-from tray.core.answer_gate import DEFAULT_SETTINGS, SETTLE, Decision, Request, decide
+from tray.core.answer_gate import SETTLE, Decision, Request, decide
 from tray.core.session import Session
 from tray.core.ssh_commands import HostConfig
 from tray.launcher.answer_socket import AnswerSocket, socket_path
@@ -74,7 +75,7 @@ class PlayedLauncher:
         )
 
     def gate(self, request: Request) -> Decision:
-        return decide(tuple(self.records), request, None, DEFAULT_SETTINGS)
+        return decide(tuple(self.records), request, None, SHIPPED_SETTINGS)
 
     def type_keys(self, keys: bytes) -> bool:
         self.typed.append(keys)

@@ -57,6 +57,11 @@ def clean_text(text: str) -> str:
     runs collapsed to a single space, no space at either end."""
     if text.isascii():
         return " ".join(text.translate(_ASCII_DROPPED).split())
+    if text.isprintable():
+        # Printable holds no format (Cf), control (Cc) or surrogate (Cs) character, and no
+        # whitespace but the ASCII space: nothing to drop, one pass instead of a call per
+        # character (agents' titles, the common non-ASCII text, are like this).
+        return " ".join(text.split())
     return _clean_text_slow(text)
 
 

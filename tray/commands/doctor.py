@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from tray.base.safe_text import clean_text
+from tray.commands.doctor_agents import agent_checks
 from tray.core.config import Config, ConfigError
 from tray.core.ssh_commands import HostConfig
 from tray.desktop.bus import NOTIFICATIONS, BusFacts, bus_facts, describe
@@ -486,7 +487,8 @@ def diagnose(env: Environment) -> list[Check]:
     config = _load_config(env)
     hosts = _start_host_checks(config, env.environ)
     facts = gather(env, config)
-    return [*(check(facts) for check in CHECKS), *hosts()]
+    agents = agent_checks(env, config)
+    return [*(check(facts) for check in CHECKS), *agents, *hosts()]
 
 
 def run_doctor(env: Environment) -> int:

@@ -2,7 +2,7 @@
 
 Pure: no file, socket or clock. The launcher asks :func:`decide` whether to type, with
 its own record table and the time of the user's last key; ``tray status`` asks
-:func:`answers_for` what to offer. Keys only ever come from :data:`BUILTIN_KEYS` or the
+:func:`answers_for` what to offer. Keys only ever come from the agents' rules files or the
 user's ``[answer.apps]``; nothing a program reports can choose or change them.
 """
 
@@ -45,26 +45,15 @@ class AppKeys:
         return self.approve if answer == "approve" else self.deny
 
 
-# Checked against the real agents by tests/agents/ (see contract.md):
-# - Claude Code 2.1.332 offers "1 Yes", "2 always allow the directory", "3 switch to auto
-#   mode", "4 No"; "1" approves this one use. Esc leaves the prompt as "No" does, and
-#   ends the turn ("What should Claude do instead?"), which "4" would too, but Esc does
-#   not depend on how many options a given prompt lists.
-# - Codex 0.171.0 offers "Yes (y)", "don't ask again (p)", "No (esc)".
-# Never Enter, and never an option that grants more than this one tool use.
-BUILTIN_KEYS: Mapping[str, AppKeys] = {
-    "claude-code": AppKeys(approve="1", deny=ESC),
-    "codex": AppKeys(approve="y", deny=ESC),
-}
-
-
 @dataclass(frozen=True, slots=True)
 class AnswerSettings:
-    """``[answer]``: whether answering is on, and the keys of each app (the built-in ones
-    when not given)."""
+    """``[answer]``: whether answering is on, and the keys of each app: those of the
+    agents' rules files (``core/agents/*.toml``, checked against the real agents by
+    tests/agents/), then the user's ``[answer.apps]``. With none given, no app's prompt
+    is answered."""
 
     enabled: bool = True
-    apps: Mapping[str, AppKeys] = field(default_factory=lambda: BUILTIN_KEYS)
+    apps: Mapping[str, AppKeys] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # A copy: the caller's dict, changed later, must not change the settings.
@@ -86,8 +75,11 @@ class AnswerConfigError(ValueError):
         self.problem = problem
 
 
-def parse_answer(document: Mapping[str, Any]) -> AnswerSettings:
-    """The ``[answer]`` table of an already parsed config (absent: the defaults)."""
+def parse_answer(
+    document: Mapping[str, Any], known: Mapping[str, AppKeys] | None = None
+) -> AnswerSettings:
+    """The ``[answer]`` table of an already parsed config (absent: the defaults), over
+    the ``known`` keys of the agents' rules files."""
     table = document.get("answer", {})
     if not isinstance(table, dict):
         raise AnswerConfigError("answer", "expected a table")
@@ -100,7 +92,7 @@ def parse_answer(document: Mapping[str, Any]) -> AnswerSettings:
     apps_table = table.get("apps", {})
     if not isinstance(apps_table, dict):
         raise AnswerConfigError("answer.apps", "expected a table")
-    apps = dict(BUILTIN_KEYS)
+    apps = dict(known or {})
     for name, entry in apps_table.items():
         # A table here replaces the built-in one whole: half of each would be a surprise.
         apps[name] = _app_keys(name, entry)
@@ -116,11 +108,14 @@ def _app_keys(name: str, entry: object) -> AppKeys:
     for key in entry:
         if key not in ANSWERS:
             raise AnswerConfigError(f"{prefix}.{key}", "unknown key (known: approve, deny)")
-    keys = [_key_string(f"{prefix}.{answer}", entry.get(answer)) for answer in ANSWERS]
+    keys = [key_string(f"{prefix}.{answer}", entry.get(answer)) for answer in ANSWERS]
     return AppKeys(approve=keys[0], deny=keys[1])
 
 
-def _key_string(key: str, value: object) -> str:
+def key_string(key: str, value: object, *, allow_enter: bool = False) -> str:
+    """A string of keys, checked; ``allow_enter`` only where a rules file says why Enter
+    is safe at that prompt (it submits a typed answer, or the dialog always opens on
+    the option it picks)."""
     if value is None:
         raise AnswerConfigError(key, "missing")
     if not isinstance(value, str):
@@ -129,13 +124,16 @@ def _key_string(key: str, value: object) -> str:
         raise AnswerConfigError(key, "empty")
     if len(value) > MAX_KEYS:
         raise AnswerConfigError(key, f"longer than {MAX_KEYS} characters")
-    if _ENTER & set(value):
+    entered = _ENTER & set(value)
+    if entered and not (allow_enter and entered == {"\r"}):
         raise AnswerConfigError(key, "holds Enter, which picks whatever the cursor is on")
     if ESC in value[:-1]:
         # Esc followed by anything reads as Alt+key, so Esc may only come last.
         raise AnswerConfigError(key, "Esc may only be the last key")
     for char in value:
-        if (ord(char) < 0x20 and char != ESC) or 0x7F <= ord(char) <= 0x9F:
+        if char in (ESC, "\r"):
+            continue  # both checked above
+        if ord(char) < 0x20 or 0x7F <= ord(char) <= 0x9F:
             raise AnswerConfigError(key, f"holds the control character U+{ord(char):04X}")
     return value
 

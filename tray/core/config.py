@@ -8,7 +8,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, TypeVar
 
-from tray.core.answer_gate import DEFAULT_SETTINGS, AnswerConfigError, AnswerSettings, parse_answer
+from tray.core.answer_gate import (
+    DEFAULT_SETTINGS,
+    AnswerConfigError,
+    AnswerSettings,
+    AppKeys,
+    parse_answer,
+)
 from tray.core.away_config import AwayConfigError, AwaySettings, parse_away
 from tray.core.durations import parse_duration
 from tray.core.host_config import HostConfig, HostConfigError, parse_hosts
@@ -103,10 +109,15 @@ class Config:
     away: AwaySettings | None = None
 
 
-def parse_config(document: Mapping[str, Any], origin: str = FILE_NAME) -> Config:
-    """Settings from an already parsed TOML document; ``origin`` prefixes error messages."""
+def parse_config(
+    document: Mapping[str, Any],
+    origin: str = FILE_NAME,
+    known_keys: Mapping[str, AppKeys] | None = None,
+) -> Config:
+    """Settings from an already parsed TOML document; ``origin`` prefixes error messages.
+    ``known_keys`` are the answer keys of the agents' rules files."""
     try:
-        return _parse(document)
+        return _parse(document, known_keys or {})
     except _BadKeyError as error:
         raise ConfigError(f"{origin}: {error.key}: {error.problem}") from None
 
@@ -122,23 +133,23 @@ class _BadKeyError(Exception):
 _TABLES: Final = ("sessions", "notify", "shell", "hosts", "answer", "away")
 
 
-def _parse(document: Mapping[str, Any]) -> Config:
+def _parse(document: Mapping[str, Any], known_keys: Mapping[str, AppKeys]) -> Config:
     _no_unknown_keys(document, _TABLES, "")
     return Config(
         sessions=_parse_sessions(_table(document, "sessions")),
         notify=_parse_notify(_table(document, "notify")),
         shell=_parse_shell(_table(document, "shell")),
         hosts=_parse_hosts(document),
-        answer=_parse_answer(document),
+        answer=_parse_answer(document, known_keys),
         away=_parse_away(document),
     )
 
 
-def _parse_answer(document: Mapping[str, Any]) -> AnswerSettings:
-    if "answer" not in document:
+def _parse_answer(document: Mapping[str, Any], known_keys: Mapping[str, AppKeys]) -> AnswerSettings:
+    if "answer" not in document and not known_keys:
         return DEFAULT_SETTINGS
     try:
-        return parse_answer(document)
+        return parse_answer(document, known_keys)
     except AnswerConfigError as error:
         raise _BadKeyError(error.key, error.problem) from None
 

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import gc
 import os
+import shutil
 from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager, nullcontext, suppress
 from dataclasses import dataclass
 from types import TracebackType
 
+from tray.core.agent_rules import AgentBook
+from tray.core.agent_tracker import AgentTracker
 from tray.core.answer_gate import DEFAULT_SETTINGS, AnswerSettings, Decision, Request, decide
 from tray.core.config import Config, ConfigError, PolicySettings
 from tray.core.labels import TERMINAL_VARIABLES
@@ -26,6 +29,7 @@ from tray.launcher.spawn import Spawned
 from tray.launcher.terminal import RawMode, SignalPipe, UserTerminal
 from tray.launcher.terminal_signals import TerminalSignals
 from tray.protocol.scanner import Scanner
+from tray.state.agent_files import load_agent_book
 from tray.state.config_file import load_config
 from tray.state.environment import SESSION_VARIABLE, Environment
 from tray.state.logs import LAUNCHER_LOG_NAME, LauncherLog
@@ -298,8 +302,9 @@ class AttachedSession:
         )
         # Ended sessions age out here too, so a machine without `tray status` or the
         # app still never piles up files. A bad config must not stop the command.
+        book = load_agent_book(self._env)
         try:
-            config = load_config(self._env)
+            config = load_config(self._env, book)
         except ConfigError as error:
             self._log(f"config ignored: {error}")
             config = Config()
@@ -308,7 +313,26 @@ class AttachedSession:
         except OSError as error:
             self._log(f"pruning failed: {error}")
         self._answer_settings = config.answer
-        return self._make_recorder(store, config.notify.done_after)
+        recorder = self._make_recorder(store, config.notify.done_after)
+        recorder.watch_agent(self._agent(book))
+        return recorder
+
+    def _agent(self, book: AgentBook) -> AgentTracker | None:
+        """The rules of the agent this command starts, when tray knows it and it speaks
+        no OSC 7501 (one that does reports for itself)."""
+        command = self._start.command
+        if not command:
+            return None
+        program = shutil.which(command[0], path=self._env.environ.get("PATH", os.defpath))
+        for problem in book.problems:
+            self._log(f"agent rules ignored: {problem}")
+        rules = book.recognise(
+            os.path.basename(command[0]), None if program is None else os.path.realpath(program)
+        )
+        if rules is None or not rules.infers:
+            return None
+        self._log(f"agent {rules.app}: reading its title, notifications and bell")
+        return AgentTracker(rules)
 
     def _make_recorder(self, store: StateStore | None, done_after: float) -> SessionRecorder:
         watch = TerminalSignals(os.uname().nodename, done_after)

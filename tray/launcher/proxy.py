@@ -319,6 +319,9 @@ class PtyProxy:
         master = self._master
         feed = self._scanner.feed
         pass_on = self._pass_on
+        # Only an agent whose rules read the screen: any other command's output is
+        # never searched.
+        screen = self._recorder.screen if self._recorder.watches_screen else None
         size = 0
         while size < READ_SIZE:
             try:
@@ -335,6 +338,8 @@ class PtyProxy:
             output, events = feed(data)
             if events:
                 self._on_events(events)
+            if screen is not None:
+                screen(output)
             pass_on(output)
             if len(data) < STREAMING_READ:
                 # Interactive output, an echo: the next keystroke matters more than a

@@ -9,19 +9,23 @@ the last keystroke changed. Reports that change nothing a reader can see cause n
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
+from tray.core.agent_tracker import AgentTracker
 from tray.core.session import Answered, Session
 from tray.launcher.terminal_signals import TerminalSignals
 from tray.protocol.records import Record, RecordTable
-from tray.protocol.report import parse_body
+from tray.protocol.report import Report, parse_body
 from tray.protocol.scanner import Event, FullReset, PromptStart, Query, RawReport
 from tray.state.logs import LauncherLog
 from tray.state.store import StateStore
 
+# The pair `tray emit --hook` adds to a hook's report (a terminal ignores unknown keys).
+_VIA_HOOK = re.compile(rb"(?:^|:)[ \t]*via[ \t]*=[ \t]*hook[ \t]*(?::|$)")
 WRITE_INTERVAL = 0.1
 INPUT_WRITE_INTERVAL = 2.0
 # Input that ended inside what may be a terminal's reply is settled after this pause:
@@ -71,6 +75,7 @@ class SessionRecorder:
         self._last_write = -math.inf
         self._written_view: dict[str, Any] | None = None
         self._write_failed = False
+        self._program_reports = False
 
     def apply(self, events: Iterable[Event]) -> bytes:
         """Record a chunk's events; return the answers owed to the command's queries."""
@@ -81,10 +86,13 @@ class SessionRecorder:
         for event in events:
             if isinstance(event, Query):
                 answers += event.answer
-                self._source = "program"
+                if event.number == 7501:  # OSC 99's query says nothing of OSC 7501
+                    self._source = "program"
             elif isinstance(event, RawReport):
                 self._source = "program"
                 report = parse_body(event.body)
+                if self._watch.agent is not None and not self._report_counts(event.body, report):
+                    continue  # a hook's, after the program has reported for itself
                 if report is not None:
                     self._table.apply(report, now)
             elif isinstance(event, PromptStart):
@@ -102,11 +110,61 @@ class SessionRecorder:
             self._watch.output(others, now)
             recorded = recorded or self._watch.changed
             self._watch.changed = False
+            recorded = self._apply_inferred(now) or recorded
         if recorded:
             self._changed_at = now
             self._view_dirty = True
             self._note_state(now)
         return answers
+
+    def _report_counts(self, body: bytes, report: Report | None) -> bool:
+        """Whether a report counts for an agent read through its rules: the agent's own
+        reports outrank its hooks (``tray emit --hook`` marks theirs ``via=hook``), and
+        both outrank everything else the rules read. False: drop the report."""
+        agent = self._watch.agent
+        assert agent is not None
+        hook = _VIA_HOOK.search(body) is not None
+        if not hook:
+            self._program_reports = True
+        elif self._program_reports:
+            return False
+        agent.reported(report, hook=hook)
+        return True
+
+    def _apply_inferred(self, now: float) -> bool:
+        """The reports the agent's rules made of what it showed; True when there were any."""
+        inferred = self._watch.inferred
+        if not inferred:
+            return False
+        for report in inferred:
+            self._table.apply(report, now)
+        inferred.clear()
+        return True
+
+    def watch_agent(self, agent: AgentTracker | None) -> None:
+        """Read the signals of the agent the command is, through its rules."""
+        self._watch.agent = agent
+
+    @property
+    def watches_screen(self) -> bool:
+        """Whether the agent's rules read what it draws: then the proxy hands its output
+        to :meth:`screen` too. False for every other command, which costs nothing."""
+        agent = self._watch.agent
+        return agent is not None and agent.watches_screen
+
+    def screen(self, data: bytes) -> None:
+        agent = self._watch.agent
+        if agent is not None:
+            self._agent_report(agent.screen(data))
+
+    def _agent_report(self, report: Report | None) -> None:
+        if report is None:
+            return
+        now = self._clock()
+        self._table.apply(report, now)
+        self._changed_at = now
+        self._view_dirty = True
+        self._note_state(now)
 
     def _note_state(self, now: float) -> None:
         """Since when the session has been in its state: the policy's settle counts from it."""
@@ -121,7 +179,10 @@ class SessionRecorder:
         """Bytes from the user's terminal: typing is worth recording, but not in a hurry;
         focus moving is worth recording soon."""
         now = self._clock()
-        self._note_input(self._watch.input(data, now), now)
+        typed = self._watch.input(data, now)
+        self._note_input(typed, now)
+        if typed and self._watch.agent is not None:
+            self._agent_report(self._watch.agent.answered())
         self._input_pause_due = (
             time.monotonic() + INPUT_PAUSE if self._watch.input_pending else None
         )
@@ -145,6 +206,8 @@ class SessionRecorder:
         """The launcher typed an answer: written at once, so that the app reads the state
         that follows as the answer's, not as news."""
         self.session = replace(self.session, answered=answered)
+        if self._watch.agent is not None:
+            self._agent_report(self._watch.agent.answered())
         self._changed_at = answered.at
         self.write(self.snapshot())
 

@@ -18,8 +18,10 @@ from tray.core.session import ATTENTION_KEPT, Attention
 from tray.protocol.scanner import Bell, CursorQuery, Event, FocusReporting, FullReset, Osc
 
 if TYPE_CHECKING:
+    from tray.core.agent_tracker import AgentTracker
     from tray.protocol.attention import KittyAssembler, Notification, Progress
     from tray.protocol.prompt_marks import CommandTracker, PromptMark
+    from tray.protocol.report import Report
     from tray.protocol.terminal_input import InputEvents, InputScanner
 
 # A program that rings without pause is one request for attention, not thousands.
@@ -47,6 +49,12 @@ class TerminalSignals:
         self.last_input_at: float | None = None
         self.cwd: str | None = None
         self.terminal_progress: int | None = None
+        # The agent's rules, when the command is an agent tray knows that speaks no OSC
+        # 7501: its titles, notifications and bells become reports, left in ``inferred``
+        # for the recorder to apply.
+        self.agent: AgentTracker | None = None
+        self.inferred: list[Report] = []
+        self._last_title = b""
         # Set by anything a reader of the state file should see soon; typing alone is not.
         self.changed = False
 
@@ -98,7 +106,10 @@ class TerminalSignals:
             if isinstance(event, Osc):
                 self._osc(event, now)
             elif isinstance(event, Bell):
-                if now >= self._last_bell + BELL_QUIET:
+                agent = self.agent
+                if agent is not None and agent.rules.bell is not None and not agent.outranked:
+                    self._infer(agent.bell())  # the bell means what the rules say
+                elif now >= self._last_bell + BELL_QUIET:
                     self._add(Attention(self._seq + 1, now, "bell"))
                 self._last_bell = now
             elif isinstance(event, FocusReporting):
@@ -118,9 +129,16 @@ class TerminalSignals:
         self._set_focus("unknown", now)
 
     def _osc(self, event: Osc, now: float) -> None:
+        number, payload = event.number, event.payload
+        if number in (0, 2):
+            # Titles come often (some agents set OSC 0 and 2 alike, each frame): one the
+            # same as the last costs a comparison, and only an agent's are read at all.
+            if self.agent is not None and payload != self._last_title:
+                self._last_title = payload
+                self._title(payload)
+            return
         from tray.protocol import attention  # noqa: PLC0415 - see __init__
 
-        number, payload = event.number, event.payload
         if number == 9:
             parsed = attention.parse_osc9(payload)
             if isinstance(parsed, attention.Progress):
@@ -163,7 +181,25 @@ class TerminalSignals:
             self.terminal_progress = value
             self.changed = True
 
+    def _title(self, payload: bytes) -> None:
+        from tray.base.safe_text import clean_text  # noqa: PLC0415 - see __init__
+        from tray.protocol.attention import MAX_TITLE, clip_text  # noqa: PLC0415
+
+        assert self.agent is not None
+        self._infer(self.agent.title(clean_text(clip_text(payload, MAX_TITLE))))
+
+    def _infer(self, report: Report | None) -> None:
+        if report is not None:
+            self.inferred.append(report)
+            self.changed = True
+
     def _notify(self, note: Notification, now: float) -> None:
+        agent = self.agent
+        if agent is not None and agent.matches_notification(note.title, note.body):
+            # The agent's rules make it the session's state, which pings as a prompt
+            # does: it is not a request for attention as well.
+            self._infer(agent.notification(note.title, note.body))
+            return
         self._add(
             Attention(
                 self._seq + 1,

@@ -2,7 +2,8 @@
 
 It reads a byte stream cut at arbitrary read boundaries and finds:
 
-- OSC 7501 reports (:class:`RawReport`) and support queries (:class:`Query`);
+- OSC 7501 reports (:class:`RawReport`), and the OSC 7501 and OSC 99 support queries
+  (:class:`Query`);
 - OSC 133 and 633 ``A`` prompt marks (:class:`PromptStart`), and every complete OSC 7,
   9, 99, 133, 633 and 777 (:class:`Osc`);
 - RIS, ``ESC c`` (:class:`FullReset`);
@@ -14,7 +15,8 @@ Everything except a support query is passed through unchanged. A support query i
 passed on, not even in part, however slowly its bytes arrive: the bytes of a sequence that
 may still become one are withheld until it completes (and is dropped), turns out to be
 something else (and is released), or the output ends (:meth:`Scanner.finish`). Withholding
-a prefix of ``ESC ] 7501 ; ?`` hides nothing: a terminal would show nothing for it either.
+a prefix of ``ESC ] 7501 ; ?`` or ``ESC ] 99 ; p=?`` hides nothing: a terminal would show
+nothing for it either.
 
 Plain text costs two memchr() scans a read. Other escape sequences (colours, cursor
 moves) are passed over inside the regular expression engine; only the few interesting
@@ -35,6 +37,15 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
+from tray.protocol.support_queries import (
+    KITTY_PREFIX,
+    REPORT_PREFIX,
+    answer_kitty,
+    answer_osc7501,
+    could_be_osc7501_or_query,
+    could_be_query,
+)
+
 ESC = 0x1B
 BEL = 0x07
 CAN = 0x18
@@ -50,18 +61,15 @@ MAX_SEQUENCE = 4096
 # The longest CSI, from ESC to its final byte, that can give an event. Real mode changes
 # are a few bytes long; a longer one is passed through unrecognised.
 MAX_CSI = 64
-REPORT_PREFIX = b"7501;"
 PROMPT_MARKS = (b"133;A", b"633;A")
-# The OSC numbers reported as Osc events: cwd, notifications and shell integration.
-OSC_NUMBERS = (7, 9, 99, 133, 633, 777)
+# The OSC numbers reported as Osc events: titles (0 and 2, which agents' rules read),
+# cwd, notifications and shell integration.
+OSC_NUMBERS = (0, 2, 7, 9, 99, 133, 633, 777)
 FOCUS_MODE = 1004
 
 _ESC_BYTE = bytes([ESC])
-_BEL_BYTE = bytes([BEL])
-_BLANKS = b" \t"
 # ESC, "]", then BEL: the least a complete OSC needs around its body.
 _MAX_BODY = MAX_SEQUENCE - 3
-_QUERY_ANSWER = b"\x1b]7501;?"
 
 
 # The escape sequences of interest are each found by a search of its own. Colours and
@@ -86,7 +94,6 @@ _CUT_OFF: Final = re.compile(rb"\x1b(?:\[(?:\?[0-9;]*|6)?)?")
 _OSC_END: Final = re.compile(rb"[\x07\x18\x1a\x1b]")
 # BEL is payload in these strings, never a terminator.
 _STRING_END: Final = re.compile(rb"[\x18\x1a\x1b]")
-_QUERY_TAIL: Final = re.compile(rb"[ \t]*(?:\?[ \t]*)?")
 
 _OSC_NUMBER_TEXT = frozenset(b"%d" % number for number in OSC_NUMBERS)
 _PROMPT_NUMBER_TEXT = frozenset(mark.split(b";")[0] for mark in PROMPT_MARKS)
@@ -94,9 +101,12 @@ _PROMPT_NUMBER_TEXT = frozenset(mark.split(b";")[0] for mark in PROMPT_MARKS)
 
 @dataclass(frozen=True, slots=True)
 class Query:
-    """An OSC 7501 support query; ``answer`` is what goes back into the program's input."""
+    """A support query (:mod:`tray.protocol.support_queries`); ``answer`` is what goes
+    back into the program's input, and ``number`` the OSC it came in: 7501, or 99 for
+    kitty's notifications."""
 
     answer: bytes
+    number: int = 7501
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,23 +189,6 @@ _new_result = tuple.__new__
 _GROUND, _OSC, _OSC_ESCAPE, _STRING, _STRING_ESCAPE = range(5)
 
 
-def _could_be_query(body: bytes | bytearray) -> bool:
-    """True while ``body`` (the bytes after ``ESC ]``) may still grow into a query."""
-    if len(body) <= len(REPORT_PREFIX):
-        return REPORT_PREFIX.startswith(body)
-    return (
-        body.startswith(REPORT_PREFIX)
-        and _QUERY_TAIL.fullmatch(body, len(REPORT_PREFIX)) is not None
-    )
-
-
-def _could_be_report(body: bytes | bytearray) -> bool:
-    """True while ``body`` may still grow into any OSC 7501 sequence."""
-    if len(body) <= len(REPORT_PREFIX):
-        return REPORT_PREFIX.startswith(body)
-    return body.startswith(REPORT_PREFIX)
-
-
 class Scanner:
     """Feed bytes in, get passthrough bytes and events out.
 
@@ -223,7 +216,7 @@ class Scanner:
 
     def __init__(self, withhold_reports: bool = False) -> None:
         self._withhold_reports = withhold_reports
-        self._candidate = _could_be_report if withhold_reports else _could_be_query
+        self._candidate = could_be_osc7501_or_query if withhold_reports else could_be_query
         self._reset()
 
     def _reset(self) -> None:
@@ -277,7 +270,7 @@ class Scanner:
         >>> scanner.held
         6
         >>> scanner.feed(b";?\\x07done\\n")
-        (b'done\\n', (Query(answer=b'\\x1b]7501;?\\x07'),))
+        (b'done\\n', (Query(answer=b'\\x1b]7501;?\\x07', number=7501),))
 
         Shell marks, bells and focus reporting; colours pass by unremarked:
 
@@ -531,11 +524,21 @@ class Scanner:
         if not valid:
             return False
         if body.startswith(REPORT_PREFIX):
-            if body[len(REPORT_PREFIX) :].strip(_BLANKS) == b"?":
-                events.append(Query(_QUERY_ANSWER + (ST if st else _BEL_BYTE)))
+            payload = body[len(REPORT_PREFIX) :]
+            answer = answer_osc7501(payload, st)
+            if answer is not None:
+                events.append(Query(answer))
                 return True
-            events.append(RawReport(body[len(REPORT_PREFIX) :]))
+            events.append(RawReport(payload))
             return self._withhold_reports
+        if body.startswith(KITTY_PREFIX):
+            # Answered and not forwarded, as the OSC 7501 query is: a kitty beneath would
+            # answer too, and the program would read a second answer as typed keys. The
+            # notifications that follow are forwarded, so that kitty still shows them.
+            answer = answer_kitty(body[len(KITTY_PREFIX) :], st)
+            if answer is not None:
+                events.append(Query(answer, 99))
+                return True
         number, separator, payload = body.partition(b";")
         if separator and number in _OSC_NUMBER_TEXT:
             if number in _PROMPT_NUMBER_TEXT and (payload == b"A" or payload.startswith(b"A;")):

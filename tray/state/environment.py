@@ -55,10 +55,6 @@ class Environment:
             warnings.simplefilter("ignore")
             return Path(platformdirs.user_runtime_dir("tray", appauthor=False))
 
-    def state_directory(self) -> str:
-        """Deprecated: ``os.fspath(env.state_dir())``, until ``tray run`` no longer calls it."""
-        return os.fspath(self.state_dir())
-
     def config_dir(self) -> Path:
         explicit = self.environ.get("XDG_CONFIG_HOME")
         if explicit and os.path.isabs(explicit):

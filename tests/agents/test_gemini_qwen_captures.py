@@ -1,0 +1,83 @@
+"""The shipped rules of Gemini CLI and Qwen Code, read against their real output.
+
+``tests/data/agents/*.bin`` are every byte each agent wrote in one run (see the README
+there). Fed through the launcher's own scanner and signal reader with the shipped rules,
+each must give the states it showed, in order; and the titles the rules rely on must be
+there, byte for byte, as measured.
+"""
+
+from __future__ import annotations
+
+import pytest
+from helpers.agent_terminal import PROJECT_ROOT
+
+from tray.core.agent_tracker import AgentTracker
+from tray.launcher.terminal_signals import TerminalSignals
+from tray.protocol.scanner import Scanner
+from tray.state.agent_files import shipped_agent_book
+
+AGENTS = PROJECT_ROOT / "tests" / "data" / "agents"
+PROMPT = [("idle", None), ("working", None), ("blocked", "permission")]
+EXPECTED = {
+    "gemini-approve": [*PROMPT, ("working", None), ("done", None)],
+    "gemini-deny": [*PROMPT, ("done", None)],
+    # An API error reads as the end of the turn: the title goes back to Ready.
+    "gemini-error": [("idle", None), ("working", None), ("done", None)],
+    # The title, then the notification's own words for the same prompt.
+    "gemini-notify": [*PROMPT, ("blocked", "permission"), ("working", None), ("done", None)],
+    "qwen-code-approve": [*PROMPT, ("working", None), ("done", None)],
+    "qwen-code-deny": [*PROMPT, ("done", None)],
+    "qwen-code-error": [("idle", None), ("working", None), ("done", None)],
+    # The notification comes first; the title that follows says nothing new.
+    "qwen-code-notify": [*PROMPT, ("working", None), ("done", None)],
+}
+
+
+def _pad(title: str) -> bytes:
+    """A title as both write it: padded with spaces to 80 UTF-16 units (all of these
+    characters are one each)."""
+    return title.ljust(80).encode()
+
+
+TITLES = {
+    "gemini": [
+        b"\x1b]0;" + _pad("\u25c7  Ready (api-server)") + b"\x07",
+        b"\x1b]0;" + _pad("\u2726  Working\u2026 (api-server)") + b"\x07",
+        b"\x1b]0;" + _pad("\u270b  Action Required (api-server)") + b"\x07",
+    ],
+    "qwen-code": [
+        b"\x1b]0;" + _pad(title) + b"\x07\x1b]2;" + _pad(title) + b"\x07"
+        for title in (
+            "Qwen - api-server",
+            "\u25d0\ufe0e Qwen - api-server",
+            "\u2733\ufe0e Qwen - api-server",
+        )
+    ],
+}
+
+
+def _states(name: str, chunk: int) -> list[tuple[str, str | None]]:
+    app = name.rsplit("-", 1)[0]
+    rules = shipped_agent_book().get(app)
+    assert rules is not None
+    signals = TerminalSignals("host", 10.0)
+    signals.agent = AgentTracker(rules)
+    scanner = Scanner()
+    data = (AGENTS / f"{name}.bin").read_bytes()
+    for start in range(0, len(data), chunk):
+        signals.output(scanner.feed(data[start : start + chunk]).events, 1.0)
+    return [(report.state, report.kind) for report in signals.inferred]
+
+
+@pytest.mark.parametrize("chunk", [1 << 20, 97])
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_each_capture_gives_the_states_the_agent_showed(name: str, chunk: int) -> None:
+    assert _states(name, chunk) == EXPECTED[name]
+
+
+@pytest.mark.parametrize("app", sorted(TITLES))
+def test_the_titles_are_there_as_measured(app: str) -> None:
+    for scenario in ("approve", "deny"):
+        data = (AGENTS / f"{app}-{scenario}.bin").read_bytes()
+        for title in TITLES[app]:
+            assert title in data, (scenario, title)

@@ -1,0 +1,140 @@
+"""What :mod:`agents_bench` runs: the agents' rules it reads them with, and the output of
+real agents that it sends through the launcher."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path[:0] = [str(REPO)]
+
+from tray.base.safe_text import clean_text  # noqa: E402
+from tray.core.agent_rules import AgentRules  # noqa: E402
+from tray.core.agent_tracker import AgentTracker  # noqa: E402
+from tray.state.agent_files import shipped_agent_book  # noqa: E402
+
+# Gemini CLI 0.61.0's titles as it writes them: OSC 0, padded with spaces to 80.
+BLOCKED_TITLE = "✋  Action Required (api-server)"
+WORKING_TITLE = "✦  Working… (api-server)"
+
+
+def _titles_fit(rules: AgentRules | None) -> bool:
+    if rules is None:
+        return False
+    tracker = AgentTracker(rules)
+    working = tracker.title(clean_text(WORKING_TITLE))
+    blocked = tracker.title(clean_text(BLOCKED_TITLE))
+    return (
+        working is not None
+        and working.state == "working"
+        and blocked is not None
+        and (blocked.state, blocked.kind) == ("blocked", "permission")
+    )
+
+
+_OWN_GEMINI = """\
+name = "Gemini CLI (the bench's own titles)"
+commands = ["gemini"]
+checked = "0.61.0"
+[[titles]]
+match = '^✋\\s*Action Required'
+state = "blocked"
+kind = "permission"
+msg = "Gemini CLI: action required"
+[[titles]]
+match = '^[✦⏲]\\s'
+state = "working"
+[[titles]]
+match = '^◇\\s*Ready'
+state = "done"
+"""
+
+_OWN_HOOKS = """\
+name = "The bench's hooks"
+commands = ["tray-bench-agent"]
+checked = "0"
+[[hooks]]
+event = "Notification"
+state = "blocked"
+kind = "permission"
+msg = "Run: {tool_input.command}"
+"""
+
+# aider's questions, as it asks them at its prompt.
+_OWN_AIDER = """\
+name = "Aider (the bench's own screen rules)"
+commands = ["aider"]
+checked = "0"
+[[screen]]
+match = 'Run shell commands?\\? \\(Y\\)es/\\(N\\)o'
+state = "blocked"
+kind = "permission"
+msg = "{match}"
+[[screen]]
+match = 'Allow edits to [^\\n]{1,200}\\? \\(Y\\)es/\\(N\\)o'
+state = "blocked"
+kind = "permission"
+msg = "{match}"
+[[screen]]
+match = '(Add|Create new) [^\\n]{1,200}\\? \\(Y\\)es/\\(N\\)o'
+state = "blocked"
+kind = "question"
+msg = "{match}"
+"""
+
+
+class Rules:
+    """The agents the bench runs, from the shipped files where they have what it needs,
+    else from files of its own in a private ``$XDG_CONFIG_HOME/tray/agents``."""
+
+    def __init__(self, config_home: Path) -> None:
+        book = shipped_agent_book()
+        folder = config_home / "tray" / "agents"
+        folder.mkdir(parents=True)
+        self.titles = "the shipped gemini.toml"
+        if not _titles_fit(book.get("gemini")):
+            (folder / "gemini.toml").write_text(_OWN_GEMINI, encoding="utf-8")
+            self.titles = "the bench's own gemini.toml (the shipped one lacks these titles)"
+        hooked = [
+            (rules.app, rule.event)
+            for rules in book.agents
+            for rule in rules.hooks
+            if (rule.effect.state, rule.effect.kind) == ("blocked", "permission")
+        ]
+        hooked.sort(key=lambda pair: pair[0] != "gemini")
+        if hooked:
+            self.hook = hooked[0]
+            self.hooks = f"the shipped {self.hook[0]}.toml"
+        else:
+            (folder / "tray-bench-agent.toml").write_text(_OWN_HOOKS, encoding="utf-8")
+            self.hook = ("tray-bench-agent", "Notification")
+            self.hooks = "the bench's own rules file (no shipped agent has a blocked hook)"
+        aider = book.get("aider")
+        if aider is not None and aider.screen:
+            self.screen = "the shipped aider.toml"
+        else:
+            (folder / "aider.toml").write_text(_OWN_AIDER, encoding="utf-8")
+            self.screen = "the bench's own aider.toml (none shipped with screen rules)"
+
+
+# --- the output ------------------------------------------------------------------------------
+
+_OSC_7501 = re.compile(rb"\x1b\]7501;[^\x07\x1b]*(?:\x07|\x1b\\)")
+
+
+def agent_stream() -> bytes:
+    """One pass over every capture of a real agent's output, without OSC 7501."""
+    files = sorted((REPO / "tests" / "data" / "captures").glob("*.bin"))
+    files += sorted((REPO / "tests" / "data" / "agents").glob("*.bin"))
+    return b"".join(_OSC_7501.sub(b"", path.read_bytes()) for path in files)
+
+
+def write_stream(path: Path, megabytes: int) -> None:
+    one = agent_stream()
+    size = megabytes << 20
+    with open(path, "wb") as handle:
+        for _ in range(size // len(one)):
+            handle.write(one)
+        handle.write(one[: size % len(one)])

@@ -1,0 +1,154 @@
+"""Record what real Copilot CLI, opencode and aider write to their terminal, for
+tests/data/agents.
+
+Run from the project root: ``.venv/bin/python tests/helpers/capture_copilot_opencode_aider.py
+[OUT [NAME...]]`` (OUT defaults to tests/data/agents; NAMEs such as ``aider-deny`` pick
+scenarios). Each scenario runs the agent on a played terminal (no tray) against the
+loopback chat fake, plays it to the end, quits it and saves every byte it wrote,
+unchanged, as ``OUT/<app>-<scenario>.bin``. Kept here so the captures can be taken again
+on a new version of an agent.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script: make `helpers` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from helpers.agent_terminal import PROJECT_ROOT, PlayedTerminal
+from helpers.copilot_opencode_aider import PROMPT_TEXT, STARTERS
+from helpers.model_standins import FakeChatCompletions
+from tray.core.agent_tracker import screen_text
+
+KEYS = {
+    "copilot": {"approve": b"1", "deny": b"\x1b"},
+    "opencode": {"approve": b"\r", "deny": b"\x1b"},
+    "aider": {"approve": b"y\r", "deny": b"n\r"},
+}
+# Typed to leave: text, then Enter on its own (an Enter on the heels of text reads as a
+# pasted newline in some of them).
+QUIT = {"copilot": b"/exit", "opencode": b"\x03", "aider": b"/exit"}
+
+
+@dataclass(frozen=True)
+class Scenario:
+    app: str
+    name: str  # approve, deny or error
+
+
+SCENARIOS = tuple(Scenario(app, name) for app in STARTERS for name in ("approve", "deny", "error"))
+
+
+def _idle(terminal: PlayedTerminal, seconds: float) -> None:
+    """Keep playing the terminal for ``seconds`` (the agent's last redraws come in)."""
+    deadline = terminal.clock() + seconds
+    while terminal.clock() < deadline:
+        terminal.pump(0.02)
+
+
+def _text_after(terminal: PlayedTerminal, mark: int) -> str:
+    """What the agent drew from byte ``mark`` on, as the launcher's screen rules see it."""
+    return screen_text(bytes(terminal.output[mark:]))
+
+
+def _back(app: str, terminal: PlayedTerminal, mark: int) -> bool:
+    """Whether the agent drew its resting state after byte ``mark``: aider draws its
+    input prompt again, Copilot its bar's "/ commands"."""
+    text = _text_after(terminal, mark)
+    if app == "aider":
+        return re.search(r"(^|\s)diff> ", text) is not None
+    return "/ commands" in text
+
+
+def capture(scenario: Scenario, root: Path) -> bytes:
+    app = scenario.app
+    fake = FakeChatCompletions()
+    fake.fail_status = 400 if scenario.name == "error" else None
+    with fake:
+        terminal, work = STARTERS[app](root, fake.url, None)
+        try:
+            _play(scenario, terminal, fake, work)
+            _idle(terminal, 2.0)
+            terminal.write(QUIT[app])
+            _idle(terminal, 0.5)
+            if app != "opencode":
+                terminal.write(b"\r")
+            terminal.wait_for("the agent to quit", lambda: not terminal.process.isalive(), 30)
+            return bytes(terminal.output)
+        finally:
+            terminal.close()
+
+
+def _play(
+    scenario: Scenario, terminal: PlayedTerminal, fake: FakeChatCompletions, work: Path
+) -> None:
+    app = scenario.app
+    if scenario.name == "error":
+        terminal.wait_for("a model request", lambda: bool(fake.seen()), 120)
+        mark = len(terminal.output)
+        if app == "copilot":
+            shown = lambda: "fake model failure" in _text_after(terminal, mark)  # noqa: E731
+            terminal.wait_for("the failure", shown, 60)
+        if app == "opencode":
+            # It retries the failure 5 times with growing waits (about 80 s in all), after
+            # a title request of its own; its bar, redrawn cell by cell, is no sure sign.
+            tried = lambda: len(fake.seen()) >= 7  # noqa: E731
+            terminal.wait_for("the last retry", tried, 240)
+            _idle(terminal, 5.0)
+            return
+        terminal.wait_for("the turn's end", lambda: _back(app, terminal, mark), 60)
+        return
+    terminal.wait_for("the prompt", lambda: PROMPT_TEXT[app] in terminal.output, 120)
+    _idle(terminal, 0.2)
+    mark = len(terminal.output)
+    terminal.write(KEYS[app][scenario.name])
+    if scenario.name == "approve":
+        terminal.wait_for("approved-file", (work / "approved-file").exists)
+        if app != "aider":  # aider sends a silent command's result nowhere
+            # The tool's result goes back to the model, which ends the turn.
+            terminal.wait_for("the turn's last request", lambda: len(fake.seen()) >= 2)
+            mark = len(terminal.output)
+    elif app == "copilot":
+        cancelled = lambda: "cancelled by user" in _text_after(terminal, mark)  # noqa: E731
+        terminal.wait_for("the cancellation", cancelled)
+        return
+    if app == "opencode":
+        # Its status bar, redrawn cell by cell, shows the end of a turn only in part.
+        _idle(terminal, 5.0)
+        return
+    terminal.wait_for("the turn's end", lambda: _back(app, terminal, mark), 60)
+    assert (work / "approved-file").exists() == (scenario.name == "approve")
+
+
+def main(argv: list[str]) -> int:
+    out = Path(argv[1]) if len(argv) > 1 else PROJECT_ROOT / "tests" / "data" / "agents"
+    wanted = set(argv[2:])
+    out.mkdir(parents=True, exist_ok=True)
+    for scenario in SCENARIOS:
+        name = f"{scenario.app}-{scenario.name}"
+        if wanted and name not in wanted:
+            continue
+        with tempfile.TemporaryDirectory(prefix=f"{name}-") as root:
+            data = capture(scenario, Path(root))
+        (out / f"{name}.bin").write_bytes(data)
+        titles = sorted({m.decode(errors="replace").rstrip() for m in _titles(data)})
+        print(f"{name}.bin: {len(data)} bytes; titles {titles}; bells {_bells(data)}")
+    return 0
+
+
+def _titles(data: bytes) -> list[bytes]:
+    return re.findall(rb"\x1b\][02];([^\x07\x1b]*)", data)
+
+
+def _bells(data: bytes) -> int:
+    """BEL bytes that end no OSC string: real bells."""
+    return len(re.findall(rb"\x07", re.sub(rb"\x1b\][^\x07\x1b]*\x07", b"", data)))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,222 @@
+"""Pure: the state of an agent that speaks no OSC 7501, from what it shows.
+
+The launcher feeds one :class:`AgentTracker` the agent's titles, notifications, screen
+text and bells, and the user's keys; each call returns the report to apply to the
+session's root record, or None when nothing changes. The report is an ordinary one
+(``app`` is the agent's), so the record table, the policy, the menu and the answer gate
+treat it as if the agent had sent it.
+
+Sources rank as ``contract.md`` says: the program's own OSC 7501, then its hooks, then its
+notification text, then its title and what it draws, then the bell. Once the program or
+its hooks have reported, nothing lower counts any more. Among the rest, the newest signal
+decides, except that a lower source saying the same state as a higher one does not
+replace the higher one's kind or words.
+
+>>> from tray.core.agent_rules import parse_agent_file
+>>> rules = parse_agent_file('''
+... name = "Demo"
+... commands = ["demo"]
+... checked = "1"
+... [[titles]]
+... match = "^Working"
+... state = "working"
+... [[titles]]
+... match = "^Ready"
+... state = "done"
+... [[titles]]
+... match = "^Waiting"
+... state = "blocked"
+... kind = "permission"
+... msg = "demo waits"
+... ''', "demo")
+>>> tracker = AgentTracker(rules)
+>>> tracker.title("Ready").state  # nothing was done yet
+'idle'
+>>> report = tracker.title("Waiting")
+>>> report.state, report.kind, report.app, report.msg
+('blocked', 'permission', 'demo', 'demo waits')
+>>> tracker.title("Waiting") is None  # the same title again says nothing new
+True
+>>> tracker.title("Ready").state
+'done'
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from collections.abc import Mapping
+from typing import Final
+
+from tray.core.agent_rules import AgentRules, Effect, report_for
+from tray.protocol.report import Report
+
+BELL_RANK: Final = 0
+TITLE_RANK: Final = 1  # the title, and what the agent draws on the screen
+NOTIFICATION_RANK: Final = 2
+# What the screen rules search: the text of the latest output, with what came just
+# before it, so that a prompt cut in two by a read is still found whole.
+SCREEN_CARRY: Final = 512
+# Escape sequences, removed before the screen rules search: CSI, OSC and the other
+# strings up to their end, and two-byte escapes. Cursor moves between words become a
+# space, so words that a TUI draws apart still read apart.
+_ESCAPES: Final = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[ -~]?"
+)
+# An escape sequence cut off at the end of a read: held back until the next one ends it.
+_UNFINISHED: Final = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*|[\]PX^_][^\x07\x1b]*)?\Z")
+MAX_HELD: Final = 4096
+_BLANKS: Final = re.compile(r"[\x00-\x09\x0b-\x1f\x7f ]+")
+
+
+def screen_text(data: bytes) -> str:
+    r"""What output shows as text: escape sequences and controls removed.
+
+    >>> screen_text(b"\x1b[1mRun shell command?\x1b[0m \x1b[2C(Y)es\r\n")
+    ' Run shell command? (Y)es \n'
+    """
+    return _BLANKS.sub(" ", _ESCAPES.sub(" ", data.decode("utf-8", "replace")))
+
+
+class AgentTracker:
+    """One session's inferred root record, for the agent of ``rules``."""
+
+    def __init__(self, rules: AgentRules) -> None:
+        self.rules = rules
+        # Set once the program itself, or its hooks, have reported: the rules stop.
+        self.outranked = False
+        self._state: tuple[str, str | None] | None = None
+        self._rank = -1
+        self._worked = False
+        self._title: str | None = None
+        self._title_effect: Effect | None = None
+        self._screen_tail = ""
+        self._screen_held = b""
+        self._screen_decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._last: Report | None = None
+        # The current state came from a one-off signal (a notification, the bell, the
+        # screen): nothing says when it is over but the user's answer.
+        self._until_answered = False
+        # The root's state came from a hook's blocked report.
+        self._hook_prompt = False
+
+    @property
+    def watches_screen(self) -> bool:
+        return bool(self.rules.screen) and not self.outranked
+
+    def reported(self, report: Report | None = None, *, hook: bool = False) -> None:
+        """The program, or a hook of the agent, sent OSC 7501: it outranks every rule.
+
+        A hook's prompt on the root is over at the answer, as one seen on the screen is:
+        an agent need not run a hook when its prompt is refused (Copilot CLI runs none).
+        """
+        self.outranked = True
+        if report is not None and not report.id:
+            self._hook_prompt = hook and report.state == "blocked"
+
+    def title(self, text: str) -> Report | None:
+        if text == self._title:
+            return None
+        self._title = text
+        for rule in self.rules.titles:
+            if (found := rule.pattern.search(text)) is not None:
+                self._title_effect = rule.effect
+                return self._infer(
+                    rule.effect, TITLE_RANK, {"title": text, "match": found[0]}, lasting=True
+                )
+        return None
+
+    def notification(self, title: str, body: str) -> Report | None:
+        """An OSC 9, 777 or 99 notification; a rule that matches it makes it a state."""
+        for rule in self.rules.notifications:
+            found = None
+            if rule.title is not None and (found := rule.title.search(title)) is None:
+                continue
+            if rule.body is not None and (found := rule.body.search(body)) is None:
+                continue
+            assert found is not None
+            values = {"title": title, "body": body, "match": found[0]}
+            return self._infer(rule.effect, NOTIFICATION_RANK, values, lasting=False)
+        return None
+
+    def matches_notification(self, title: str, body: str) -> bool:
+        """Whether a rule takes this notification (then it is the state, not a ping)."""
+        return not self.outranked and any(
+            (rule.title is None or rule.title.search(title) is not None)
+            and (rule.body is None or rule.body.search(body) is not None)
+            for rule in self.rules.notifications
+        )
+
+    def bell(self) -> Report | None:
+        effect = self.rules.bell
+        if effect is None:
+            return None
+        return self._infer(effect, BELL_RANK, {}, lasting=False)
+
+    def screen(self, data: bytes) -> Report | None:
+        """Output as the agent wrote it; searched only when its rules read the screen."""
+        if not self.watches_screen:
+            return None
+        data = self._screen_held + data
+        cut = data.rfind(b"\x1b")
+        self._screen_held = b""
+        if cut != -1 and len(data) - cut <= MAX_HELD and _UNFINISHED.match(data, cut):
+            data, self._screen_held = data[:cut], data[cut:]
+        # Decoded as a stream: a character cut in two by a read is still one character.
+        text = _BLANKS.sub(
+            " ", self._screen_tail + _ESCAPES.sub(" ", self._screen_decoder.decode(data))
+        )
+        self._screen_tail = text[-SCREEN_CARRY:]
+        for rule in self.rules.screen:
+            if (found := rule.pattern.search(text)) is not None:
+                # Searched once: the same text must not match again from the carry.
+                self._screen_tail = text[found.end() :][-SCREEN_CARRY:]
+                return self._infer(rule.effect, TITLE_RANK, {"match": found[0]}, lasting=False)
+        return None
+
+    def answered(self) -> Report | None:
+        """The user typed, or tray typed an answer: a prompt seen only once (on the screen,
+        in a notification, by the bell) is over, and the agent is back at work, unless its
+        title still says otherwise."""
+        if self.outranked:
+            if not self._hook_prompt:
+                return None
+            self._hook_prompt = False
+            return Report("working", app=self.rules.app)
+        if not self._until_answered:
+            return None
+        self._until_answered = False
+        fallback = self._title_effect
+        if fallback is not None and fallback.state == self._current_state():
+            return None
+        self._state, self._rank, self._last = None, -1, None
+        return self._infer(Effect("working", None, None), TITLE_RANK, {}, lasting=True)
+
+    def _current_state(self) -> str | None:
+        return None if self._state is None else self._state[0]
+
+    def _infer(
+        self, effect: Effect, rank: int, values: Mapping[str, object], *, lasting: bool
+    ) -> Report | None:
+        if self.outranked:
+            return None
+        state = effect.state
+        if state == "done" and not self._worked:
+            # A turn that never started has not ended: the agent is ready, not done.
+            state = "idle"
+        if state in ("working", "blocked"):
+            self._worked = True
+        said = (state, effect.kind if state == "blocked" else None)
+        if self._state is not None and state == self._state[0] and rank < self._rank:
+            # Said already by a better source, which knows the kind and the words best
+            # (a notification can tell a question from a permission; a title cannot).
+            return None
+        self._state, self._rank = said, rank
+        self._until_answered = not lasting and state == "blocked"
+        if state != effect.state:
+            effect = Effect(state, None, effect.msg)
+        report = report_for(self.rules, effect, values)
+        if report == self._last:
+            return None  # the same again, from a source of the same rank
+        self._last = report
+        return report
