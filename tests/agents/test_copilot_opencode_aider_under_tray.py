@@ -14,23 +14,17 @@ file; the launcher's gate types the keys of the rules file.
 from __future__ import annotations
 
 import json
-import subprocess
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers import under_tray
 from helpers.agent_standins import COMMAND
 from helpers.agent_terminal import PlayedTerminal
-from helpers.agents import TRAY
 from helpers.copilot_opencode_aider import STARTERS
 from helpers.hook_homes import install_hooks
 from helpers.model_standins import FakeChatCompletions, tool_messages
-
-from tray.core.session import Session
-from tray.protocol.records import Record
-from tray.state.store import StateStore
 
 # Runs the real agents from npm and PyPI (.agents): the marker lets a bare machine leave
 # them out.
@@ -84,82 +78,9 @@ def hooked(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[AgentRun]
     yield from _start(request.param, tmp_path, 1, hooks=True)
 
 
-def _session(state_dir: Path) -> Session | None:
-    found, _ = StateStore(state_dir).read_all(time.time())
-    return found[0] if len(found) == 1 else None
-
-
-def _prompt(state_dir: Path) -> tuple[Session, Record] | None:
-    """The session and its permission prompt's record, while one stands."""
-    session = _session(state_dir)
-    if session is None:
-        return None
-    for record in session.records:
-        if record.state == "blocked" and record.kind == "permission" and record.since:
-            return session, record
-    return None
-
-
-def _state(state_dir: Path) -> str | None:
-    session = _session(state_dir)
-    return None if session is None else session.state
-
-
-def _answer(run: AgentRun, answer: str, after: float | None = None) -> float:
-    """Wait for a prompt in the state file (newer than ``after``), check whose it is,
-    then `tray answer` it as a script would while the test keeps playing the terminal.
-    The prompt's ``since``."""
-    terminal, state_dir = run.terminal, run.state_dir
-
-    def prompt() -> tuple[Session, Record] | None:
-        found = _prompt(state_dir)
-        return found if found is not None and found[1].since != after else None
-
-    terminal.wait_for("the prompt in the state file", lambda: prompt() is not None, 120)
-    found = prompt()
-    assert found is not None
-    session, record = found
-    assert (session.state, record.app, record.kind) == ("blocked", run.app, "permission")
-    since = record.since
-    done: list[subprocess.CompletedProcess[str]] = []
-    client = threading.Thread(
-        target=lambda: done.append(
-            subprocess.run(
-                [*TRAY, "answer", session.id, answer, "--since", repr(since)],
-                env={"TRAY_STATE_DIR": str(state_dir), "PATH": "/usr/bin:/bin"},
-                capture_output=True,
-                text=True,
-                timeout=30,
-                check=False,
-            )
-        )
-    )
-    client.start()
-    terminal.wait_for("tray answer to return", lambda: not client.is_alive())
-    client.join()
-    assert (done[0].returncode, done[0].stderr) == (0, "")
-    written = _session(state_dir)
-    assert written is not None
-    assert written.answered is not None
-    assert (written.answered.since, written.answered.answer) == (since, answer)
-    assert since is not None
-    return since
-
-
 # An Enter hard on the heels of typed text reads as part of a paste (a newline) in some
 # of them: a person's Enter comes later than that.
 ENTER_AFTER = 0.2
-
-
-def _say(terminal: PlayedTerminal, text: str) -> None:
-    """The user's next message: typed, seen on the screen, then Enter on its own."""
-    shown = len(terminal.screen_text())
-    terminal.write(text.encode())
-    terminal.wait_for("the typed text", lambda: text in terminal.screen_text()[shown - 200 :])
-    typed = time.monotonic()
-    while time.monotonic() < typed + ENTER_AFTER:
-        terminal.pump(0.01)
-    terminal.write(b"\r")
 
 
 def _settle(terminal: PlayedTerminal) -> None:
@@ -176,15 +97,15 @@ def _model_asked_again(run: AgentRun, asked: int) -> None:
 
 
 def test_tray_answer_approve_runs_the_tool(run: AgentRun) -> None:
-    _answer(run, "approve")
+    under_tray.answer(run.terminal, run.state_dir, run.app, "approve", timeout=120)
     run.terminal.wait_for("approved-file", run.marker.exists)
     if run.app == "aider":
         # Back at its input prompt: the one end of a turn it shows.
-        run.terminal.wait_for("the session to be done", lambda: _state(run.state_dir) == "done")
+        under_tray.wait_done(run.terminal, run.state_dir)
     else:
         # The command's result goes back to the model, which ends the turn.
         run.terminal.wait_for("the tool's result", lambda: len(tool_messages(run.fake.seen())) == 1)
-        assert _prompt(run.state_dir) is None
+        assert under_tray.prompt(run.state_dir) is None
 
 
 @pytest.mark.parametrize("calls", [2])
@@ -192,15 +113,15 @@ def test_approve_grants_only_this_one_use(run: AgentRun, calls: int) -> None:
     """The model asks for the same command twice: after the first approve the agent must
     ask again. "Yes, and don't ask again", "Allow always" or "(D)on't ask again" would
     let it run unasked (or, in aider, refuse it unasked)."""
-    first = _answer(run, "approve")
+    first = under_tray.answer(run.terminal, run.state_dir, run.app, "approve", timeout=120)
     run.terminal.wait_for("approved-file", run.marker.exists)
     run.marker.unlink()
     if run.app == "aider":
         # aider keeps a command's (empty) result to itself: the second call comes with
         # the user's next message.
-        run.terminal.wait_for("the session to be done", lambda: _state(run.state_dir) == "done")
-        _say(run.terminal, "once more")
-    _answer(run, "approve", after=first)
+        under_tray.wait_done(run.terminal, run.state_dir)
+        under_tray.say(run.terminal, "once more", ENTER_AFTER)
+    under_tray.answer(run.terminal, run.state_dir, run.app, "approve", after=first, timeout=120)
     run.terminal.wait_for("approved-file again", run.marker.exists)
     if run.app != "aider":
         run.terminal.wait_for("both results", lambda: len(tool_messages(run.fake.seen())) == 2)
@@ -208,15 +129,15 @@ def test_approve_grants_only_this_one_use(run: AgentRun, calls: int) -> None:
 
 def test_tray_answer_deny_refuses_and_the_agent_waits_for_the_user(run: AgentRun) -> None:
     terminal = run.terminal
-    _answer(run, "deny")
-    terminal.wait_for("the prompt to go", lambda: _prompt(run.state_dir) is None)
+    under_tray.answer(run.terminal, run.state_dir, run.app, "deny", timeout=120)
+    terminal.wait_for("the prompt to go", lambda: under_tray.prompt(run.state_dir) is None)
     # Nothing runs, and the agent goes on waiting: for a while, then for a message.
     _settle(terminal)
     assert terminal.process.isalive()
-    assert _prompt(run.state_dir) is None
+    assert under_tray.prompt(run.state_dir) is None
     assert not run.marker.exists()
     asked = len(run.fake.seen())
-    _say(terminal, "never mind")
+    under_tray.say(terminal, "never mind", ENTER_AFTER)
     _model_asked_again(run, asked)
     assert terminal.process.isalive()
     assert not run.marker.exists()
@@ -242,27 +163,27 @@ def test_with_hooks_the_prompt_and_the_turns_end_are_reported(hooked: AgentRun) 
     (with the command) and the end of the turn, which the screen alone cannot."""
 
     def message() -> str | None:
-        found = _prompt(hooked.state_dir)
+        found = under_tray.prompt(hooked.state_dir)
         return None if found is None else found[1].msg
 
     # The screen may say it first; the hook's report follows and outranks it.
     hooked.terminal.wait_for("the hook's report", lambda: message() == HOOK_MESSAGES[hooked.app])
-    _answer(hooked, "approve")
+    under_tray.answer(hooked.terminal, hooked.state_dir, hooked.app, "approve", timeout=120)
     hooked.terminal.wait_for("approved-file", hooked.marker.exists)
-    hooked.terminal.wait_for("the session to be done", lambda: _state(hooked.state_dir) == "done")
+    under_tray.wait_done(hooked.terminal, hooked.state_dir)
 
 
 def test_with_hooks_deny_refuses_and_the_prompt_goes(hooked: AgentRun) -> None:
     """A refusal answered through tray: nothing runs, the prompt leaves the state file
     (Copilot's hooks say nothing after Esc: the answer itself must end the prompt)."""
     terminal = hooked.terminal
-    _answer(hooked, "deny")
-    terminal.wait_for("the prompt to go", lambda: _prompt(hooked.state_dir) is None)
+    under_tray.answer(hooked.terminal, hooked.state_dir, hooked.app, "deny", timeout=120)
+    terminal.wait_for("the prompt to go", lambda: under_tray.prompt(hooked.state_dir) is None)
     _settle(terminal)
     assert terminal.process.isalive()
     assert not hooked.marker.exists()
     asked = len(hooked.fake.seen())
-    _say(terminal, "never mind")
+    under_tray.say(terminal, "never mind", ENTER_AFTER)
     _model_asked_again(hooked, asked)
-    terminal.wait_for("the session to be done", lambda: _state(hooked.state_dir) == "done")
+    under_tray.wait_done(terminal, hooked.state_dir)
     assert not hooked.marker.exists()

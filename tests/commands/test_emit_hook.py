@@ -98,6 +98,17 @@ def run_hook(
     return HookRun(result.returncode, result.stdout, stderr, written)
 
 
+def emit_hook(
+    tray: Tray, app: str, event: str, payload: bytes, tty: str | None, *, master: int | None = None
+) -> HookRun:
+    """``tray emit --hook APP EVENT`` as the agent runs it, with ``TRAY_TTY`` set to
+    ``tty`` (unless None)."""
+    environ = None if tty is None else {"TRAY_TTY": tty}
+    return run_hook(
+        tray, "emit", "--hook", app, event, payload=payload, environ=environ, master=master
+    )
+
+
 def one_report(written: bytes) -> bytes:
     """The body of the one report in ``written``, which must hold nothing else."""
     assert written.startswith(PREFIX), written
@@ -110,14 +121,12 @@ def test_the_hook_writes_one_report_with_via_hook(
     agent_home: Tray, terminal: tuple[int, str]
 ) -> None:
     master, name = terminal
-    run = run_hook(
+    run = emit_hook(
         agent_home,
-        "emit",
-        "--hook",
         "demo-agent",
         "permissionRequest",
-        payload=json.dumps(PAYLOAD).encode(),
-        environ={"TRAY_TTY": name},
+        json.dumps(PAYLOAD).encode(),
+        name,
         master=master,
     )
     assert (run.returncode, run.stdout, run.stderr) == (0, b"", "")
@@ -135,29 +144,20 @@ def test_an_event_with_a_subtype_is_its_own_name(
     whole ``EVENT:SUBTYPE`` name; the plain event is another name."""
     master, name = terminal
     payload = {"message": "Run command: ls", "notification_type": "permission_prompt"}
-    run = run_hook(
+    run = emit_hook(
         agent_home,
-        "emit",
-        "--hook",
         "demo-agent",
         "notification:permission_prompt",
-        payload=json.dumps(payload).encode(),
-        environ={"TRAY_TTY": name},
+        json.dumps(payload).encode(),
+        name,
         master=master,
     )
     assert (run.returncode, run.stdout, run.stderr) == (0, b"", "")
     assert parse_body(one_report(run.written)) == Report(
         "blocked", kind="permission", app="demo-agent", msg="Run command: ls"
     )
-    run = run_hook(
-        agent_home,
-        "emit",
-        "--hook",
-        "demo-agent",
-        "notification",
-        payload=json.dumps(payload).encode(),
-        environ={"TRAY_TTY": name},
-        master=master,
+    run = emit_hook(
+        agent_home, "demo-agent", "notification", json.dumps(payload).encode(), name, master=master
     )
     assert (run.returncode, run.written) == (0, b"")
     assert run.stderr.startswith("tray emit: demo-agent's rules say nothing about")
@@ -168,14 +168,12 @@ def test_a_payload_with_control_characters_is_cleaned(
 ) -> None:
     master, name = terminal
     payload = {"toolInput": {"command": "rm -rf /\x1b]7501;state=done\x07\nnext line"}}
-    run = run_hook(
+    run = emit_hook(
         agent_home,
-        "emit",
-        "--hook",
         "demo-agent",
         "permissionRequest",
-        payload=json.dumps(payload).encode(),
-        environ={"TRAY_TTY": name},
+        json.dumps(payload).encode(),
+        name,
         master=master,
     )
     assert run.returncode == 0
@@ -197,16 +195,7 @@ def test_a_payload_that_is_no_use_still_gives_the_event_s_state(
     agent_home: Tray, terminal: tuple[int, str], payload: bytes
 ) -> None:
     master, name = terminal
-    run = run_hook(
-        agent_home,
-        "emit",
-        "--hook",
-        "demo-agent",
-        "permissionRequest",
-        payload=payload,
-        environ={"TRAY_TTY": name},
-        master=master,
-    )
+    run = emit_hook(agent_home, "demo-agent", "permissionRequest", payload, name, master=master)
     assert (run.returncode, run.stdout, run.stderr) == (0, b"", "")
     report = parse_body(one_report(run.written))
     assert report is not None
@@ -225,9 +214,8 @@ def test_stdin_that_is_a_terminal_is_no_payload_and_the_controlling_terminal_is_
 
 
 def test_no_terminal_at_all_is_exit_0_with_one_line(agent_home: Tray) -> None:
-    run = run_hook(
-        agent_home, "emit", "--hook", "demo-agent", "agentStop", payload=b"{}"
-    )  # a session of its own, no TRAY_TTY
+    # A session of its own, and no TRAY_TTY.
+    run = emit_hook(agent_home, "demo-agent", "agentStop", b"{}", None)
     assert (run.returncode, run.stdout) == (0, b"")
     (line,) = run.stderr.splitlines()
     assert line.startswith("tray emit: no terminal to write to")
@@ -236,15 +224,7 @@ def test_no_terminal_at_all_is_exit_0_with_one_line(agent_home: Tray) -> None:
 def test_tray_tty_that_is_not_a_terminal_is_refused(agent_home: Tray, tmp_path: Path) -> None:
     planted = tmp_path / "not-a-tty"
     planted.write_bytes(b"")
-    run = run_hook(
-        agent_home,
-        "emit",
-        "--hook",
-        "demo-agent",
-        "agentStop",
-        payload=b"{}",
-        environ={"TRAY_TTY": str(planted)},
-    )
+    run = emit_hook(agent_home, "demo-agent", "agentStop", b"{}", str(planted))
     assert (run.returncode, run.stdout) == (0, b"")
     assert planted.read_bytes() == b""
     (line,) = run.stderr.splitlines()
@@ -254,15 +234,7 @@ def test_tray_tty_that_is_not_a_terminal_is_refused(agent_home: Tray, tmp_path: 
 def test_a_fifo_at_tray_tty_does_not_hold_the_hook(agent_home: Tray, tmp_path: Path) -> None:
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)  # opening it for writing would wait for a reader forever
-    run = run_hook(
-        agent_home,
-        "emit",
-        "--hook",
-        "demo-agent",
-        "agentStop",
-        payload=b"{}",
-        environ={"TRAY_TTY": str(fifo)},
-    )
+    run = emit_hook(agent_home, "demo-agent", "agentStop", b"{}", str(fifo))
     assert (run.returncode, run.stdout) == (0, b"")
     assert len(run.stderr.splitlines()) == 1
 
@@ -278,16 +250,7 @@ def test_an_unknown_agent_or_event_writes_nothing_and_exits_0(
     agent_home: Tray, terminal: tuple[int, str], app: str, event: str, said: str
 ) -> None:
     master, name = terminal
-    run = run_hook(
-        agent_home,
-        "emit",
-        "--hook",
-        app,
-        event,
-        payload=json.dumps(PAYLOAD).encode(),
-        environ={"TRAY_TTY": name},
-        master=master,
-    )
+    run = emit_hook(agent_home, app, event, json.dumps(PAYLOAD).encode(), name, master=master)
     assert (run.returncode, run.stdout, run.written) == (0, b"", b"")
     (line,) = run.stderr.splitlines()
     assert line.startswith(said)
@@ -298,16 +261,7 @@ def test_a_broken_user_rules_file_is_one_line_and_exit_0(
 ) -> None:
     master, name = terminal
     (agent_home.config_home / "tray" / "agents" / "demo-agent.toml").write_text("name = [")
-    run = run_hook(
-        agent_home,
-        "emit",
-        "--hook",
-        "demo-agent",
-        "agentStop",
-        payload=b"{}",
-        environ={"TRAY_TTY": name},
-        master=master,
-    )
+    run = emit_hook(agent_home, "demo-agent", "agentStop", b"{}", name, master=master)
     assert (run.returncode, run.stdout, run.written) == (0, b"", b"")
     assert len(run.stderr.splitlines()) == 1
 

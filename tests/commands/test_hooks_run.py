@@ -10,7 +10,8 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -273,64 +274,64 @@ def _install(app: str, environ: dict[str, str]) -> str:
     return installed.stdout
 
 
-@pytest.mark.agents
-def test_copilot_s_permission_hook_reaches_the_state_file(tmp_path: Path) -> None:
+# Each agent's home and the command line that has it ask to run COMMAND.
+LIVE: dict[str, tuple[Callable[[Path, str], tuple[dict[str, str], Path]], list[str]]] = {
+    "copilot": (copilot_home, [str(COPILOT), "--interactive", PROMPT]),
+    "opencode": (opencode_home, [str(OPENCODE), "--prompt", PROMPT]),
+}
+
+
+@contextmanager
+def _hook_reported(
+    tmp_path: Path, app: str, added: str, says: Callable[[str], bool]
+) -> Iterator[tuple[PlayedTerminal, Path, Path]]:
+    """APP under `tray run` after `tray hooks install APP` (which must say it ``added``
+    that event), once a permission prompt whose message ``says`` likes is in the state
+    file and nothing has run: the terminal, the work directory and the state directory."""
     state_dir = tmp_path / "state"
+    start_home, agent = LIVE[app]
     with FakeChatCompletions() as fake:
-        environ, work = copilot_home(tmp_path, fake.url)
-        said = _install("copilot", environ)
-        assert "added   notification:permission_prompt" in said
-        argv, environ = _under_tray([str(COPILOT), "--interactive", PROMPT], environ, state_dir)
+        environ, work = start_home(tmp_path, fake.url)
+        said = _install(app, environ)
+        assert f"added   {added}" in said
+        argv, environ = _under_tray(agent, environ, state_dir)
         terminal = PlayedTerminal(argv, work, environ)
         try:
-            # The screen rule says "blocked" too, with a message of its own; the hook's
-            # message is the command, and outranks it.
             terminal.wait_for(
-                "the hook's report in the state file",
+                f"{app}'s hook report in the state file",
                 lambda: (
                     (record := _blocked_record(state_dir)) is not None
-                    and record.msg == f"Run command: {COMMAND}"
+                    and record.msg is not None
+                    and says(record.msg)
                 ),
                 timeout=120,
             )
             record = _blocked_record(state_dir)
             assert record is not None
-            assert record.app == "copilot"
+            assert record.app == app
             assert not (work / "approved-file").exists()
+            yield terminal, work, state_dir
         finally:
             terminal.close()
+
+
+@pytest.mark.agents
+def test_copilot_s_permission_hook_reaches_the_state_file(tmp_path: Path) -> None:
+    # The screen rule says "blocked" too, with a message of its own; the hook's message
+    # is the command, and outranks it.
+    says = lambda msg: msg == f"Run command: {COMMAND}"  # noqa: E731
+    with _hook_reported(tmp_path, "copilot", "notification:permission_prompt", says):
+        pass
 
 
 @pytest.mark.agents
 def test_opencode_s_plugin_reaches_the_state_file(tmp_path: Path) -> None:
-    state_dir = tmp_path / "state"
-    with FakeChatCompletions() as fake:
-        environ, work = opencode_home(tmp_path, fake.url)
-        said = _install("opencode", environ)
-        assert "added   permission.asked" in said
-        argv, environ = _under_tray([str(OPENCODE), "--prompt", PROMPT], environ, state_dir)
-        terminal = PlayedTerminal(argv, work, environ)
-        try:
-            terminal.wait_for(
-                "the plugin's report in the state file",
-                lambda: (
-                    (record := _blocked_record(state_dir)) is not None
-                    and record.msg is not None
-                    and COMMAND in record.msg
-                ),
-                timeout=120,
-            )
-            record = _blocked_record(state_dir)
-            assert record is not None
-            assert record.app == "opencode"
-            assert not (work / "approved-file").exists()
-            # Enter takes "Allow once" (opencode.toml); typed once the dialog is drawn.
-            terminal.wait_for(
-                "the dialog", lambda: b"Permission required" in bytes(terminal.output)
-            )
-            terminal.write(b"\r")
-            terminal.wait_for("approved-file", (work / "approved-file").exists)
-            # The plugin's session.idle: the end of the turn, which the screen cannot tell.
-            terminal.wait_for("the turn's end", lambda: _root_state(state_dir) == "done", 60)
-        finally:
-            terminal.close()
+    says = lambda msg: COMMAND in msg  # noqa: E731
+    reported = _hook_reported(tmp_path, "opencode", "permission.asked", says)
+    with reported as (terminal, work, state_dir):
+        # Enter takes "Allow once" (opencode.toml); typed once the dialog is drawn.
+        terminal.wait_for("the dialog", lambda: b"Permission required" in bytes(terminal.output))
+        terminal.write(b"\r")
+        terminal.wait_for("approved-file", (work / "approved-file").exists)
+        # The plugin's session.idle: the end of the turn, which the screen cannot tell.
+        terminal.wait_for("the turn's end", lambda: _root_state(state_dir) == "done", 60)

@@ -389,7 +389,7 @@ def test_answers_follow_the_contract_and_the_answer_table(
             records=(
                 prompt("", "claude-code"),
                 prompt("codex", "codex"),
-                prompt("aider", "aider"),
+                prompt("pi", "pi"),
                 prompt("question", "claude-code", kind="question"),
                 prompt("unnamed", "claude-code", since=None),
                 record("work", "working", now - 5, app="claude-code", since=now - 5),
@@ -417,14 +417,14 @@ def test_answers_follow_the_contract_and_the_answer_table(
     assert {key: value for key, value in answers.items() if key[0] == "s-live"} == {
         ("s-live", ""): both,
         ("s-live", "codex"): both,
-        ("s-live", "aider"): [],  # no keys for it
+        ("s-live", "pi"): [],  # no keys for it
         ("s-live", "question"): [],  # not a permission prompt
         ("s-live", "unnamed"): [],  # a prompt without a since cannot be named
         ("s-live", "work"): [],
     }
 
-    tray_home.write_config('[answer.apps.aider]\napprove = "y"\ndeny = "n"\n')
-    assert _answers(tray_home.status_json())[("s-live", "aider")] == both
+    tray_home.write_config('[answer.apps.pi]\napprove = "y"\ndeny = "n"\n')
+    assert _answers(tray_home.status_json())[("s-live", "pi")] == both
 
     tray_home.write_config("[answer]\nenabled = false\n")
     assert set(map(tuple, _answers(tray_home.status_json()).values())) == {()}

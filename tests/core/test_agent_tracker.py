@@ -203,3 +203,14 @@ def test_a_hooks_prompt_ends_at_the_answer_and_the_programs_own_never_does() -> 
     assert tracker.answered() is None  # a hook said it is over already
     tracker.reported(Report("blocked", kind="permission", app="demo"), hook=False)
     assert tracker.answered() is None  # the program says for itself when it is over
+
+
+def test_where_the_hooks_tell_every_reply_the_answer_leaves_the_state_to_them() -> None:
+    rules = parse_agent_file(
+        'name = "D"\ncommands = ["d"]\nchecked = "1"\nanswer_ends_hook_prompt = false\n'
+        '[[hooks]]\nevent = "asked"\nstate = "blocked"\nkind = "permission"\n',
+        "demo",
+    )
+    tracker = AgentTracker(rules)
+    tracker.reported(Report("blocked", kind="permission", app="demo"), hook=True)
+    assert tracker.answered() is None

@@ -42,7 +42,7 @@ def test_a_prompt_ping_carries_what_answers_it_and_its_reminder_too() -> None:
 
 def test_no_answer_for_an_app_without_keys_or_with_answering_off() -> None:
     prompt = _prompt()
-    other = Record("", "blocked", "permission", None, "aider", None, "ok?", START, START)
+    other = Record("", "blocked", "permission", None, "pi", None, "ok?", START, START)
     assert observe(_answered_session(other, answered=None), "api", START)[0].answer is None
     off = AnswerSettings(enabled=False)
     assert observe(_answered_session(prompt, answered=None), "api", START, off)[0].answer is None

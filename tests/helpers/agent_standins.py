@@ -51,7 +51,8 @@ class _Fake:
 
             def do_GET(self) -> None:
                 fake._note(self.path, {})
-                self._send_json(404, {"error": {"type": "not_found", "message": "fake"}})
+                status, document = fake.respond_get(self.path)
+                self._send_json(status, document)
 
             def do_HEAD(self) -> None:
                 self.send_response(200)
@@ -78,8 +79,7 @@ class _Fake:
                 self.send_header("Connection", "close")
                 self.end_headers()
                 for name, data in events:
-                    chunk = f"event: {name}\ndata: {json.dumps(data)}\n\n"
-                    self.wfile.write(chunk.encode())
+                    self.wfile.write(fake.sse_event(name, data).encode())
                     self.wfile.flush()
                 self.close_connection = True
 
@@ -112,6 +112,14 @@ class _Fake:
         self, path: str, body: dict[str, Any]
     ) -> tuple[int, list[tuple[str, Any]] | None, object]:
         raise NotImplementedError
+
+    def respond_get(self, path: str) -> tuple[int, object]:
+        """The status and JSON document for a ``GET``: none is served here."""
+        return 404, {"error": {"type": "not_found", "message": "fake"}}
+
+    def sse_event(self, name: str, data: Any) -> str:
+        """One server-sent event, Anthropic style: always named, data as JSON."""
+        return f"event: {name}\ndata: {json.dumps(data)}\n\n"
 
     def __enter__(self) -> _Fake:
         self._thread.start()

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import re
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 if __package__ in (None, ""):  # run as a script: make `helpers` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from helpers.agent_terminal import PROJECT_ROOT, PlayedTerminal
+from helpers.agent_terminal import PlayedTerminal
+from helpers.captures import idle, write_captures
 from helpers.copilot_opencode_aider import PROMPT_TEXT, STARTERS
 from helpers.model_standins import FakeChatCompletions
 from tray.core.agent_tracker import screen_text
@@ -42,13 +42,6 @@ class Scenario:
 
 
 SCENARIOS = tuple(Scenario(app, name) for app in STARTERS for name in ("approve", "deny", "error"))
-
-
-def _idle(terminal: PlayedTerminal, seconds: float) -> None:
-    """Keep playing the terminal for ``seconds`` (the agent's last redraws come in)."""
-    deadline = terminal.clock() + seconds
-    while terminal.clock() < deadline:
-        terminal.pump(0.02)
 
 
 def _text_after(terminal: PlayedTerminal, mark: int) -> str:
@@ -73,9 +66,9 @@ def capture(scenario: Scenario, root: Path) -> bytes:
         terminal, work = STARTERS[app](root, fake.url, None)
         try:
             _play(scenario, terminal, fake, work)
-            _idle(terminal, 2.0)
+            idle(terminal, 2.0)
             terminal.write(QUIT[app])
-            _idle(terminal, 0.5)
+            idle(terminal, 0.5)
             if app != "opencode":
                 terminal.write(b"\r")
             terminal.wait_for("the agent to quit", lambda: not terminal.process.isalive(), 30)
@@ -99,12 +92,12 @@ def _play(
             # a title request of its own; its bar, redrawn cell by cell, is no sure sign.
             tried = lambda: len(fake.seen()) >= 7  # noqa: E731
             terminal.wait_for("the last retry", tried, 240)
-            _idle(terminal, 5.0)
+            idle(terminal, 5.0)
             return
         terminal.wait_for("the turn's end", lambda: _back(app, terminal, mark), 60)
         return
     terminal.wait_for("the prompt", lambda: PROMPT_TEXT[app] in terminal.output, 120)
-    _idle(terminal, 0.2)
+    idle(terminal, 0.2)
     mark = len(terminal.output)
     terminal.write(KEYS[app][scenario.name])
     if scenario.name == "approve":
@@ -119,35 +112,20 @@ def _play(
         return
     if app == "opencode":
         # Its status bar, redrawn cell by cell, shows the end of a turn only in part.
-        _idle(terminal, 5.0)
+        idle(terminal, 5.0)
         return
     terminal.wait_for("the turn's end", lambda: _back(app, terminal, mark), 60)
     assert (work / "approved-file").exists() == (scenario.name == "approve")
 
 
 def main(argv: list[str]) -> int:
-    out = Path(argv[1]) if len(argv) > 1 else PROJECT_ROOT / "tests" / "data" / "agents"
-    wanted = set(argv[2:])
-    out.mkdir(parents=True, exist_ok=True)
-    for scenario in SCENARIOS:
-        name = f"{scenario.app}-{scenario.name}"
-        if wanted and name not in wanted:
-            continue
-        with tempfile.TemporaryDirectory(prefix=f"{name}-") as root:
-            data = capture(scenario, Path(root))
-        (out / f"{name}.bin").write_bytes(data)
-        titles = sorted({m.decode(errors="replace").rstrip() for m in _titles(data)})
-        print(f"{name}.bin: {len(data)} bytes; titles {titles}; bells {_bells(data)}")
-    return 0
+    return write_captures(argv, SCENARIOS, capture, b"02", _bells)
 
 
-def _titles(data: bytes) -> list[bytes]:
-    return re.findall(rb"\x1b\][02];([^\x07\x1b]*)", data)
-
-
-def _bells(data: bytes) -> int:
+def _bells(data: bytes) -> str:
     """BEL bytes that end no OSC string: real bells."""
-    return len(re.findall(rb"\x07", re.sub(rb"\x1b\][^\x07\x1b]*\x07", b"", data)))
+    count = len(re.findall(rb"\x07", re.sub(rb"\x1b\][^\x07\x1b]*\x07", b"", data)))
+    return f"; bells {count}"
 
 
 if __name__ == "__main__":

@@ -9,9 +9,7 @@ captures can be taken again on a new version of an agent.
 
 from __future__ import annotations
 
-import re
 import sys
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +18,8 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make `helpers` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from helpers.agent_terminal import PROJECT_ROOT, PlayedTerminal
+from helpers.agent_terminal import PlayedTerminal
+from helpers.captures import idle, write_captures
 from helpers.gemini_qwen import start_gemini, start_qwen
 from helpers.model_standins import FakeChatCompletions, FakeGemini
 
@@ -65,13 +64,6 @@ def _after(terminal: PlayedTerminal, marker: bytes, start: int) -> Callable[[], 
     return lambda: bytes(terminal.output).find(marker, start) >= 0
 
 
-def _idle(terminal: PlayedTerminal, seconds: float) -> None:
-    """Keep playing the terminal for ``seconds`` (the agent's last redraws come in)."""
-    deadline = terminal.clock() + seconds
-    while terminal.clock() < deadline:
-        terminal.pump(0.02)
-
-
 def capture(scenario: Scenario, root: Path) -> bytes:
     fake: FakeGemini | FakeChatCompletions
     fake = FakeGemini() if scenario.app == "gemini" else FakeChatCompletions()
@@ -88,17 +80,17 @@ def capture(scenario: Scenario, root: Path) -> bytes:
                 mark = 0
             else:
                 terminal.wait_for("the prompt", _after(terminal, BLOCKED[scenario.app], 0))
-                _idle(terminal, 0.2)
+                idle(terminal, 0.2)
                 terminal.write(scenario.key)
                 mark = bytes(terminal.output).find(BLOCKED[scenario.app]) + 1
                 if scenario.key == b"1":
                     terminal.wait_for("approved-file", (work / "approved-file").exists)
             terminal.wait_for("the title at rest", _after(terminal, AT_REST[scenario.app], mark))
-            _idle(terminal, 0.5)
+            idle(terminal, 0.5)
             terminal.write(b"/quit")
             terminal.wait_for("the typed /quit", lambda: "/quit" in terminal.screen_text())
             # An Enter hard on the heels of typed text reads as part of a paste (a newline).
-            _idle(terminal, 0.5)
+            idle(terminal, 0.5)
             terminal.write(b"\r")
             terminal.wait_for("the agent to quit", lambda: not terminal.process.isalive(), 30)
             return bytes(terminal.output)
@@ -107,23 +99,7 @@ def capture(scenario: Scenario, root: Path) -> bytes:
 
 
 def main(argv: list[str]) -> int:
-    out = Path(argv[1]) if len(argv) > 1 else PROJECT_ROOT / "tests" / "data" / "agents"
-    wanted = set(argv[2:])
-    out.mkdir(parents=True, exist_ok=True)
-    for scenario in SCENARIOS:
-        name = f"{scenario.app}-{scenario.name}"
-        if wanted and name not in wanted:
-            continue
-        with tempfile.TemporaryDirectory(prefix=f"{name}-") as root:
-            data = capture(scenario, Path(root))
-        (out / f"{name}.bin").write_bytes(data)
-        titles = sorted({m.decode(errors="replace").rstrip() for m in _titles(data)})
-        print(f"{name}.bin: {len(data)} bytes; titles {titles}")
-    return 0
-
-
-def _titles(data: bytes) -> list[bytes]:
-    return re.findall(rb"\x1b\]0;([^\x07\x1b]*)", data)
+    return write_captures(argv, SCENARIOS, capture, b"0")
 
 
 if __name__ == "__main__":

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import re
-from http.server import BaseHTTPRequestHandler
 from typing import Any, Self
 
 from helpers.agent_standins import COMMAND, FINAL_TEXT, _Fake
@@ -51,42 +50,11 @@ class _StreamFake(_Fake):
         # The user's message the tool was first asked for: a later message (after a
         # refusal the agent dropped, or the agent's own side questions) gets text.
         self._prompt: str | None = None
-        base: type[BaseHTTPRequestHandler] = self._server.RequestHandlerClass  # type: ignore[assignment]
-        fake = self
 
-        class Handler(base):  # type: ignore[valid-type,misc]
-            def do_GET(self) -> None:  # noqa: N802 (the name http.server calls)
-                fake._note(self.path, {})
-                status, document = fake.respond_get(self.path)
-                self._send_json(status, document)
-
-            def do_POST(self) -> None:  # noqa: N802 (the name http.server calls)
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length) if length else b""
-                try:
-                    body = json.loads(raw or b"{}")
-                except ValueError:
-                    body = {}
-                if not isinstance(body, dict):
-                    body = {}
-                fake._note(self.path, body)
-                status, events, document = fake.respond(self.path, body)
-                if events is None:
-                    self._send_json(status, document)
-                    return
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Cache-Control", "no-cache")
-                self.send_header("Connection", "close")
-                self.end_headers()
-                for name, data in events:
-                    text = data if isinstance(data, str) else json.dumps(data)
-                    head = f"event: {name}\n" if name else ""
-                    self.wfile.write(f"{head}data: {text}\n\n".encode())
-                    self.wfile.flush()
-                self.close_connection = True
-
-        self._server.RequestHandlerClass = Handler
+    def sse_event(self, name: str, data: Any) -> str:
+        text = data if isinstance(data, str) else json.dumps(data)
+        head = f"event: {name}\n" if name else ""
+        return f"{head}data: {text}\n\n"
 
     def respond_get(self, path: str) -> tuple[int, object]:
         return 404, {"error": {"code": 404, "message": "fake", "status": "NOT_FOUND"}}

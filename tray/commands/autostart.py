@@ -40,6 +40,7 @@ from tray.commands.autostart_files import (
     systemd_unit,
     tray_command,
 )
+from tray.state.atomic_file import replace_file
 from tray.state.environment import Environment
 
 COMMAND_TIMEOUT: Final = 20.0
@@ -162,22 +163,7 @@ def write_atomically(path: Path, data: bytes, mode: int = 0o644) -> bool:
     except (FileNotFoundError, NotADirectoryError):
         pass
     path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
-    fd = os.open(temp, flags, mode)
-    try:
-        try:
-            os.fchmod(fd, mode)  # the umask must not change it
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(temp, path)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
+    replace_file(path, data, mode)
     return True
 
 

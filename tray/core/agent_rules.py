@@ -60,6 +60,7 @@ _TOP_KEYS: Final = frozenset(
         "checked",
         "live",
         "speaks_osc7501",
+        "answer_ends_hook_prompt",
         "titles",
         "notifications",
         "screen",
@@ -135,6 +136,9 @@ class AgentRules:
     bell: Effect | None = None
     hooks: tuple[HookRule, ...] = ()
     answer: AgentAnswer | None = None
+    # Whether an answer ends a prompt a hook reported (Copilot runs no hook after a
+    # refusal); false where the hooks tell every reply themselves.
+    answer_ends_hook_prompt: bool = True
     sees: str = ""
     advice: str = ""
 
@@ -232,6 +236,7 @@ def _rules(document: Mapping[str, Any], app: str) -> AgentRules:
         bell=_bell(document),
         hooks=tuple(_hook_rule(e, f"hooks[{i}]") for i, e in _items(document, "hooks")),
         answer=_answer(document),
+        answer_ends_hook_prompt=_flag(document, "answer_ends_hook_prompt", "", default=True),
         sees=_optional_text(doctor, "sees", "doctor.") or "",
         advice=_optional_text(doctor, "advice", "doctor.") or "",
     )
@@ -279,8 +284,8 @@ def _text(table: Mapping[str, Any], key: str, prefix: str) -> str:
     return value
 
 
-def _flag(table: Mapping[str, Any], key: str, prefix: str) -> bool:
-    value = table.get(key, False)
+def _flag(table: Mapping[str, Any], key: str, prefix: str, *, default: bool = False) -> bool:
+    value = table.get(key, default)
     if not isinstance(value, bool):
         raise _BadKeyError(f"{prefix}{key}", "expected true or false")
     return value

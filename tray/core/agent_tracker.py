@@ -112,7 +112,9 @@ class AgentTracker:
         """
         self.outranked = True
         if report is not None and not report.id:
-            self._hook_prompt = hook and report.state == "blocked"
+            self._hook_prompt = (
+                hook and report.state == "blocked" and self.rules.answer_ends_hook_prompt
+            )
 
     def title(self, text: str) -> Report | None:
         if text == self._title:

@@ -15,6 +15,8 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from tray.state.atomic_file import replace_file
+
 # A settings file is a few pages of text; a larger one is not something to rewrite.
 MAX_SETTINGS = 4 * 1024 * 1024
 # A file tray creates may sit beside secrets (an agent's settings may hold an API key).
@@ -84,22 +86,7 @@ def write_atomically(path: Path, data: bytes) -> None:
         mode = NEW_FILE_MODE
     try:
         _make_directory(target.parent)
-        temp = target.with_name(f".{target.name}.{os.getpid()}.tray-tmp")
-        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
-        fd = os.open(temp, flags, NEW_FILE_MODE)
-        try:
-            try:
-                os.fchmod(fd, mode)  # the umask must not change it
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(temp, target)
-        except BaseException:
-            temp.unlink(missing_ok=True)
-            raise
+        replace_file(target, data, mode, temp_suffix=".tray-tmp")
     except OSError as error:
         where = error.filename if error.filename is not None else target
         raise HookFileError(f"{os.fsdecode(where)}: {error.strerror or error}") from None
