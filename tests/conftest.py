@@ -10,15 +10,22 @@ A test that starts such a service without these fixtures says so itself
 
 from __future__ import annotations
 
+import signal
+
 import pytest
 
 # The fixtures of the private desktop and of the private sshd, for a test in any folder.
 pytest_plugins = ["helpers.desktop_fixtures", "helpers.sshd_fixtures"]
 
+# A run started under nohup (or by anything else that ignores SIGHUP) would hand that on to
+# every command the tests start under `tray run`, as a shell does; the tests of the
+# launcher's hangup expect the default disposition that a terminal gives a command.
+signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
 MARKERS = {
     "desktop": "needs Xvfb, D-Bus, a tray host, dunst or a desktop (helpers/desktop_services.py)",
     "sshd": "needs the private sshd on loopback (helpers/sshd.py)",
-    "agents": "needs the real Claude Code and Codex from npm, in .agents",
+    "agents": "needs the real agents from npm and PyPI, in .agents (make agents)",
 }
 
 # The fixtures that start such a service. item.fixturenames is the whole closure of what a
