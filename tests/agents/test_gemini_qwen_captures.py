@@ -62,7 +62,7 @@ def _states(name: str, chunk: int) -> list[tuple[str, str | None]]:
     assert rules is not None
     signals = TerminalSignals("host", 10.0)
     signals.agent = AgentTracker(rules)
-    scanner = Scanner()
+    scanner = Scanner(titles=bool(rules.titles))  # as the launcher makes it
     data = (AGENTS / f"{name}.bin").read_bytes()
     for start in range(0, len(data), chunk):
         signals.output(scanner.feed(data[start : start + chunk]).events, 1.0)

@@ -6,7 +6,6 @@ the shipped rules."""
 
 from __future__ import annotations
 
-import doctest
 import json
 import os
 import subprocess
@@ -20,7 +19,6 @@ import pytest
 from helpers.hook_homes import drain, raw_terminal
 
 from commands.conftest import TIMEOUT, Tray
-from tray.commands import emit
 from tray.commands.emit import MAX_PAYLOAD, read_payload
 from tray.protocol.report import Report, parse_body
 
@@ -338,8 +336,3 @@ def test_a_closed_stdin_is_no_payload() -> None:
     os.close(write_end)
     os.close(read_end)
     assert read_payload(read_end, seconds=5) is None
-
-
-def test_the_examples_in_emit_hold() -> None:
-    results = doctest.testmod(emit)
-    assert (results.attempted > 0, results.failed) == (True, 0)

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from helpers.agent_standins import COMMAND
 from helpers.agent_terminal import PlayedTerminal
-from helpers.agents import PROMPT, _under_tray
+from helpers.agents import PROMPT, played
 from helpers.copilot_opencode_aider import COPILOT, OPENCODE, copilot_home, opencode_home
 from helpers.hook_homes import Home, drain, make_home, raw_terminal, read, rules
 from helpers.model_standins import FakeChatCompletions
@@ -294,8 +294,7 @@ def _hook_reported(
         environ, work = start_home(tmp_path, fake.url)
         said = _install(app, environ)
         assert f"added   {added}" in said
-        argv, environ = _under_tray(agent, environ, state_dir)
-        terminal = PlayedTerminal(argv, work, environ)
+        terminal, _ = played(agent, environ, work, state_dir)
         try:
             terminal.wait_for(
                 f"{app}'s hook report in the state file",

@@ -19,7 +19,7 @@ def _tracker(app: str) -> AgentTracker:
 
 
 def _osc(stream: bytes) -> list[Osc]:
-    return [e for e in Scanner().feed(stream).events if isinstance(e, Osc)]
+    return [e for e in Scanner(titles=True).feed(stream).events if isinstance(e, Osc)]
 
 
 def test_crush_notifications_as_its_source_sends_them() -> None:

@@ -34,13 +34,15 @@ def _base_env(home: Path) -> dict[str, str]:
     }
 
 
-def _under_tray(
-    argv: list[str], env: dict[str, str], state_dir: Path | None
-) -> tuple[list[str], dict[str, str]]:
-    """``argv`` as it is, or under `tray run` with its own state directory."""
-    if state_dir is None:
-        return argv, env
-    return [*TRAY, "run", "--", *argv], env | {"TRAY_STATE_DIR": str(state_dir)}
+def played(
+    argv: list[str], env: dict[str, str], work: Path, state_dir: Path | None
+) -> tuple[PlayedTerminal, Path]:
+    """``argv`` on a played terminal in ``work``, as it is or under `tray run` with its
+    own state directory; the terminal and ``work``."""
+    if state_dir is not None:
+        argv = [*TRAY, "run", "--", *argv]
+        env = env | {"TRAY_STATE_DIR": str(state_dir)}
+    return PlayedTerminal(argv, work, env), work
 
 
 def claude_home(root: Path, base_url: str) -> tuple[dict[str, str], Path]:
@@ -69,8 +71,7 @@ def start_claude(
     root: Path, base_url: str, state_dir: Path | None = None
 ) -> tuple[PlayedTerminal, Path]:
     env, work = claude_home(root, base_url)
-    argv, env = _under_tray([str(CLAUDE), "--permission-mode", "default", PROMPT], env, state_dir)
-    return PlayedTerminal(argv, work, env), work
+    return played([str(CLAUDE), "--permission-mode", "default", PROMPT], env, work, state_dir)
 
 
 def start_codex(
@@ -97,5 +98,4 @@ trust_level = "trusted"
 """
     (codex_home / "config.toml").write_text(config)
     env = _base_env(home) | {"CODEX_HOME": str(codex_home), "FAKE_API_KEY": "fake"}
-    argv, env = _under_tray([str(CODEX), PROMPT], env, state_dir)
-    return PlayedTerminal(argv, work, env), work
+    return played([str(CODEX), PROMPT], env, work, state_dir)

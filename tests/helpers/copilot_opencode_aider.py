@@ -31,7 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from helpers.agent_terminal import AGENTS, PROJECT_ROOT, PlayedTerminal
-from helpers.agents import PROMPT, _base_env, _under_tray
+from helpers.agents import PROMPT, _base_env, played
 
 COPILOT = AGENTS / ".bin" / "copilot"
 OPENCODE = AGENTS / ".bin" / "opencode"
@@ -92,10 +92,8 @@ def start_copilot(
     env_extra: dict[str, str] | None = None,
 ) -> tuple[PlayedTerminal, Path]:
     env, work = copilot_home(root, base_url, hooks)
-    argv, env = _under_tray(
-        [str(COPILOT), "--interactive", PROMPT], env | (env_extra or {}), state_dir
-    )
-    return PlayedTerminal(argv, work, env), work
+    argv = [str(COPILOT), "--interactive", PROMPT]
+    return played(argv, env | (env_extra or {}), work, state_dir)
 
 
 def opencode_home(
@@ -150,8 +148,7 @@ def start_opencode(
     env_extra: dict[str, str] | None = None,
 ) -> tuple[PlayedTerminal, Path]:
     env, work = opencode_home(root, base_url, plugin)
-    argv, env = _under_tray([str(OPENCODE), "--prompt", PROMPT], env | (env_extra or {}), state_dir)
-    return PlayedTerminal(argv, work, env), work
+    return played([str(OPENCODE), "--prompt", PROMPT], env | (env_extra or {}), work, state_dir)
 
 
 def aider_argv(base_url: str) -> list[str]:
@@ -199,8 +196,7 @@ def start_aider(
     }
     (home / ".aider.model.metadata.json").write_text(json.dumps(metadata))
     env = _base_env(home)
-    argv, env = _under_tray([*aider_argv(base_url), *(extra or [])], env, state_dir)
-    terminal = PlayedTerminal(argv, work, env)
+    terminal, _ = played([*aider_argv(base_url), *(extra or [])], env, work, state_dir)
     try:
         terminal.wait_for("aider's prompt", lambda: AIDER_READY in terminal.screen_text(), 120)
         terminal.write(PROMPT.encode())

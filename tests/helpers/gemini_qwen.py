@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from helpers.agent_terminal import AGENTS, PlayedTerminal
-from helpers.agents import PROMPT, _base_env, _under_tray
+from helpers.agents import PROMPT, _base_env, played
 
 GEMINI = AGENTS / ".bin" / "gemini"
 QWEN = AGENTS / ".bin" / "qwen"
@@ -74,10 +74,8 @@ def start_gemini(
     env_extra: dict[str, str] | None = None,
 ) -> tuple[PlayedTerminal, Path]:
     env, work = gemini_home(root, base_url, settings)
-    argv, env = _under_tray(
-        [str(GEMINI), "--prompt-interactive", PROMPT], env | (env_extra or {}), state_dir
-    )
-    return PlayedTerminal(argv, work, env), work
+    argv = [str(GEMINI), "--prompt-interactive", PROMPT]
+    return played(argv, env | (env_extra or {}), work, state_dir)
 
 
 def qwen_home(
@@ -112,7 +110,5 @@ def start_qwen(
     env_extra: dict[str, str] | None = None,
 ) -> tuple[PlayedTerminal, Path]:
     env, work = qwen_home(root, base_url, settings)
-    argv, env = _under_tray(
-        [str(QWEN), "--prompt-interactive", PROMPT], env | (env_extra or {}), state_dir
-    )
-    return PlayedTerminal(argv, work, env), work
+    argv = [str(QWEN), "--prompt-interactive", PROMPT]
+    return played(argv, env | (env_extra or {}), work, state_dir)

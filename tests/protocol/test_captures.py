@@ -6,6 +6,7 @@ reads, and must give exactly the listed outcome, with everything else passed thr
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import random
 import re
@@ -57,9 +58,10 @@ class Outcome:
     records: list[Record] = field(default_factory=list)
 
 
-def run(chunks: Iterable[bytes]) -> Outcome:
-    """The launcher's path for one session, with event numbers standing in for the clock."""
-    scanner = Scanner()
+def run(chunks: Iterable[bytes], titles: bool = False) -> Outcome:
+    """The launcher's path for one session, with event numbers standing in for the clock;
+    ``titles``: as for an agent whose rules read its titles."""
+    scanner = Scanner(titles=titles)
     table = RecordTable()
     outcome = Outcome()
     output = bytearray()
@@ -402,7 +404,6 @@ def test_claude_code_capture() -> None:
         events=[Query(QUERY_BEL), *(RawReport(body) for body in bodies)],
         # On at start, off as it exits (twice); no bell, no notification.
         signals=[FocusReporting(True), FocusReporting(False), FocusReporting(False)],
-        titles=titles_in(data),
         reports=[
             Report("working", app="claude-code"),
             Report("blocked", kind="permission", app="claude-code", msg=message),
@@ -439,7 +440,6 @@ def test_codex_capture() -> None:
         events=[RawReport(body) for body in bodies],
         # On at start, then a cursor position query; no bell, no notification.
         signals=[FocusReporting(True), CursorQuery()],
-        titles=titles_in(data),
         reports=[
             Report("working", app="codex"),
             Report("blocked", kind="permission", app="codex"),
@@ -454,3 +454,15 @@ def test_codex_capture() -> None:
         ],
     )
     assert_golden(data, expected)
+
+
+@pytest.mark.parametrize("name", ["claude-code-2.1.328.bin", "codex-0.169.0.bin"])
+def test_a_scanner_asked_for_titles_finds_each_and_changes_nothing_else(name: str) -> None:
+    data = capture(name)
+    plain = run([data])
+    assert plain.titles == []
+    titled = run([data], titles=True)
+    assert titled.titles == titles_in(data)
+    assert dataclasses.replace(titled, titles=[]) == plain
+    cut = len(data) // 3
+    assert run([data[:cut], data[cut:]], titles=True) == titled

@@ -88,7 +88,7 @@ def reference_osc(body: bytes, terminator: bytes, events: list[Event]) -> bool:
     if body in (b"133;A", b"633;A") or body.startswith((b"133;A;", b"633;A;")):
         events.append(PromptStart())
     number, separator, payload = body.partition(b";")
-    if separator and number in (b"0", b"2", b"7", b"9", b"99", b"133", b"633", b"777"):
+    if separator and number in (b"7", b"9", b"99", b"133", b"633", b"777"):
         events.append(Osc(int(number), payload))
     return False
 
@@ -216,7 +216,6 @@ def test_reference_reads_the_rules_as_intended() -> None:
         Bell(),
         FocusReporting(False),
         CursorQuery(),
-        Osc(0, b"t"),
     ]
 
 
@@ -437,7 +436,7 @@ def test_soft_reset_screen_switch_and_lookalikes_give_nothing(sequence: bytes) -
         (b"\x1b\x07", [Bell()]),
         (b"\x1b[3\x0731m", [Bell()]),
         # It ends an OSC, and is payload in DCS, SOS, PM and APC strings.
-        (b"\x1b]0;title\x07", [Osc(0, b"title")]),
+        (b"\x1b]0;title\x07", []),
         (b"\x1b]9;hi\x07\x07", [Osc(9, b"hi"), Bell()]),
         (b"\x1bP1$r\x07q\x1b\\", []),
         (b"\x1bX\x07\x1b\\", []),
@@ -543,9 +542,8 @@ def test_mode_change_of_at_most_max_csi_bytes_is_recognised() -> None:
         (b"09;x", []),
         (b"90;x", []),
         (b"8;;https://example.com", []),
-        (b"0;title", [Osc(0, b"title")]),
-        (b"2;title", [Osc(2, b"title")]),
-        (b"1;icon name", []),
+        (b"0;title", []),
+        (b"2;title", []),
         (b"1337;SetMark", []),
         (b"7770;notify;a;b", []),
         (b" 9;x", []),
@@ -1081,3 +1079,13 @@ KITTY_QUERY_ENDINGS = (
 
 def completes_a_kitty_query(body: bytes) -> bool:
     return any(reference_kitty_query(body + ending) is not None for ending in KITTY_QUERY_ENDINGS)
+
+
+@pytest.mark.parametrize("terminator", [b"\x07", b"\x1b\\"])
+def test_titles_are_events_only_for_a_scanner_asked_for_them(terminator: bytes) -> None:
+    stream = b"a\x1b]0;one" + terminator + b"b\x1b]2;two" + terminator + b"\x1b]1;icon" + terminator
+    assert Scanner().feed(stream) == (stream, ())
+    titled = Scanner(titles=True)
+    result = [titled.feed(stream[i : i + 1]) for i in range(len(stream))]
+    assert b"".join(r.output for r in result) == stream
+    assert [e for r in result for e in r.events] == [Osc(0, b"one"), Osc(2, b"two")]

@@ -31,9 +31,6 @@ MAX_PAYLOAD = 64 * 1024
 # waits for the hook, and a terminal that takes nothing must not hold it up.
 PAYLOAD_SECONDS = 1.0
 WRITE_SECONDS = 2.0
-# The extra pair of a report that came from an agent's hook: sources rank, and a hook
-# outranks titles and notification text (tray/core/agent_tracker.py).
-VIA_HOOK = b"via=hook"
 _FIELDS = ("kind", "app", "id", "title", "msg", "progress")
 
 
@@ -132,7 +129,7 @@ def _report_hook(app: str, event: str, env: Environment) -> str | None:
     if report is None:
         return f"{app}'s rules say nothing about the hook event {event!r}"
     try:
-        sequence = hook_sequence(report)
+        sequence = encode_sequence(report, from_hook=True)
     except ReportError as error:
         return str(error)
     try:
@@ -145,17 +142,6 @@ def _report_hook(app: str, event: str, env: Environment) -> str | None:
     finally:
         os.close(fd)
     return None
-
-
-def hook_sequence(report: Report) -> bytes:
-    """The report's sequence with the pair ``via=hook`` last.
-
-    >>> hook_sequence(Report("blocked", kind="permission", app="copilot"))
-    b'\\x1b]7501;state=blocked:kind=permission:app=copilot:via=hook\\x07'
-    """
-    sequence = encode_sequence(report)
-    # The sequence ends with its one-byte terminator (BEL): the pair goes just before it.
-    return sequence[:-1] + b":" + VIA_HOOK + sequence[-1:]
 
 
 def read_payload(fd: int, seconds: float = PAYLOAD_SECONDS) -> object:
@@ -222,4 +208,4 @@ def _write_within(fd: int, data: bytes, seconds: float) -> bool:
     return True
 
 
-__all__ = ["MAX_PAYLOAD", "hook_sequence", "open_terminal", "read_payload", "run", "run_hook"]
+__all__ = ["MAX_PAYLOAD", "open_terminal", "read_payload", "run", "run_hook"]

@@ -48,7 +48,7 @@ import re
 from collections.abc import Mapping
 from typing import Final
 
-from tray.core.agent_rules import AgentRules, Effect, report_for
+from tray.core.agent_rules import AgentRules, Effect, NotificationRule, report_for
 from tray.protocol.report import Report
 
 BELL_RANK: Final = 0
@@ -130,24 +130,28 @@ class AgentTracker:
 
     def notification(self, title: str, body: str) -> Report | None:
         """An OSC 9, 777 or 99 notification; a rule that matches it makes it a state."""
+        found = self._notification_rule(title, body)
+        if found is None:
+            return None
+        rule, match = found
+        values = {"title": title, "body": body, "match": match}
+        return self._infer(rule.effect, NOTIFICATION_RANK, values, lasting=False)
+
+    def matches_notification(self, title: str, body: str) -> bool:
+        """Whether a rule takes this notification (then it is the state, not a ping)."""
+        return not self.outranked and self._notification_rule(title, body) is not None
+
+    def _notification_rule(self, title: str, body: str) -> tuple[NotificationRule, str] | None:
+        """The first rule whose patterns all match, and the text its last pattern matched."""
         for rule in self.rules.notifications:
             found = None
             if rule.title is not None and (found := rule.title.search(title)) is None:
                 continue
             if rule.body is not None and (found := rule.body.search(body)) is None:
                 continue
-            assert found is not None
-            values = {"title": title, "body": body, "match": found[0]}
-            return self._infer(rule.effect, NOTIFICATION_RANK, values, lasting=False)
+            assert found is not None  # a rule has a title or a body pattern
+            return rule, found[0]
         return None
-
-    def matches_notification(self, title: str, body: str) -> bool:
-        """Whether a rule takes this notification (then it is the state, not a ping)."""
-        return not self.outranked and any(
-            (rule.title is None or rule.title.search(title) is not None)
-            and (rule.body is None or rule.body.search(body) is not None)
-            for rule in self.rules.notifications
-        )
 
     def bell(self) -> Report | None:
         effect = self.rules.bell

@@ -146,8 +146,6 @@ def _parse(document: Mapping[str, Any], known_keys: Mapping[str, AppKeys]) -> Co
 
 
 def _parse_answer(document: Mapping[str, Any], known_keys: Mapping[str, AppKeys]) -> AnswerSettings:
-    if "answer" not in document and not known_keys:
-        return DEFAULT_SETTINGS
     try:
         return parse_answer(document, known_keys)
     except AnswerConfigError as error:

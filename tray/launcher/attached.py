@@ -175,7 +175,8 @@ class AttachedSession:
                         # Inside another `tray run`, that launcher would record every
                         # report a second time: the reports stop here.
                         scanner=Scanner(
-                            withhold_reports=bool(self._env.environ.get(SESSION_VARIABLE))
+                            withhold_reports=bool(self._env.environ.get(SESSION_VARIABLE)),
+                            titles=recorder.reads_titles,
                         ),
                         answers=answers,
                     )
@@ -323,12 +324,15 @@ class AttachedSession:
         command = self._start.command
         if not command:
             return None
-        program = shutil.which(command[0], path=self._env.environ.get("PATH", os.defpath))
         for problem in book.problems:
             self._log(f"agent rules ignored: {problem}")
-        rules = book.recognise(
-            os.path.basename(command[0]), None if program is None else os.path.realpath(program)
-        )
+        name = os.path.basename(command[0])
+        rules = book.recognise(name, None)
+        if rules is None:
+            # Not by its name: by the file it runs (a node script behind a symlink).
+            program = shutil.which(command[0], path=self._env.environ.get("PATH", os.defpath))
+            if program is not None:
+                rules = book.recognise(name, os.path.realpath(program))
         if rules is None or not rules.infers:
             return None
         self._log(f"agent {rules.app}: reading its title, notifications and bell")

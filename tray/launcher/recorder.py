@@ -9,7 +9,6 @@ the last keystroke changed. Reports that change nothing a reader can see cause n
 from __future__ import annotations
 
 import math
-import re
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
@@ -19,13 +18,11 @@ from tray.core.agent_tracker import AgentTracker
 from tray.core.session import Answered, Session
 from tray.launcher.terminal_signals import TerminalSignals
 from tray.protocol.records import Record, RecordTable
-from tray.protocol.report import Report, parse_body
+from tray.protocol.report import Report, from_hook, parse_body
 from tray.protocol.scanner import Event, FullReset, PromptStart, Query, RawReport
 from tray.state.logs import LauncherLog
 from tray.state.store import StateStore
 
-# The pair `tray emit --hook` adds to a hook's report (a terminal ignores unknown keys).
-_VIA_HOOK = re.compile(rb"(?:^|:)[ \t]*via[ \t]*=[ \t]*hook[ \t]*(?::|$)")
 WRITE_INTERVAL = 0.1
 INPUT_WRITE_INTERVAL = 2.0
 # Input that ended inside what may be a terminal's reply is settled after this pause:
@@ -123,7 +120,7 @@ class SessionRecorder:
         both outrank everything else the rules read. False: drop the report."""
         agent = self._watch.agent
         assert agent is not None
-        hook = _VIA_HOOK.search(body) is not None
+        hook = from_hook(body)
         if not hook:
             self._program_reports = True
         elif self._program_reports:
@@ -144,6 +141,12 @@ class SessionRecorder:
     def watch_agent(self, agent: AgentTracker | None) -> None:
         """Read the signals of the agent the command is, through its rules."""
         self._watch.agent = agent
+
+    @property
+    def reads_titles(self) -> bool:
+        """Whether the agent's rules read its titles: then the scanner reports them."""
+        agent = self._watch.agent
+        return agent is not None and bool(agent.rules.titles)
 
     @property
     def watches_screen(self) -> bool:

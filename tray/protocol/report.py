@@ -21,6 +21,11 @@ MAX_ID_SEGMENTS = 8
 MAX_TITLE_ENCODED, MAX_TITLE_DECODED = 256, 192
 MAX_MSG_ENCODED, MAX_MSG_DECODED = 2732, 2048
 
+# tray's own pair on a report that an agent's hook sent (``tray emit --hook``): a terminal
+# ignores it as an unknown key; tray ranks such a report below the program's own.
+HOOK_PAIR: Final = b"via=hook"
+_HOOK_PAIR: Final = re.compile(rb"(?:^|:)[ \t]*via[ \t]*=[ \t]*hook[ \t]*(?::|$)")
+
 # Spelled out rather than \w or \d, which take non-ASCII letters and digits too.
 _NAME_CHARS = "[A-Za-z0-9_.+-]"
 _APP = re.compile(rf"{_NAME_CHARS}{{1,{MAX_APP}}}")
@@ -282,17 +287,33 @@ def encode_body(report: Report) -> bytes:
     return ":".join(parts).encode("ascii")
 
 
-def encode_sequence(report: Report) -> bytes:
-    """A whole OSC 7501 sequence, BEL-terminated, ready to write to a terminal.
+def encode_sequence(report: Report, *, from_hook: bool = False) -> bytes:
+    """A whole OSC 7501 sequence, BEL-terminated, ready to write to a terminal;
+    ``from_hook`` adds :data:`HOOK_PAIR` last.
 
     >>> encode_sequence(Report("done", app="make"))
     b'\\x1b]7501;state=done:app=make\\x07'
+    >>> encode_sequence(Report("blocked", kind="permission", app="copilot"), from_hook=True)
+    b'\\x1b]7501;state=blocked:kind=permission:app=copilot:via=hook\\x07'
     """
-    return b"\x1b]7501;" + encode_body(report) + b"\x07"
+    body = encode_body(report)
+    if from_hook:
+        body += b":" + HOOK_PAIR
+    return b"\x1b]7501;" + body + b"\x07"
+
+
+def from_hook(body: bytes) -> bool:
+    """Whether a report's body carries :data:`HOOK_PAIR`, wherever it stands.
+
+    >>> from_hook(b"state=done:via = hook"), from_hook(b"state=done:via=hooks")
+    (True, False)
+    """
+    return _HOOK_PAIR.search(body) is not None
 
 
 __all__ = [
     "CLEAR",
+    "HOOK_PAIR",
     "KINDS",
     "STATES",
     "URGENCY",
@@ -300,6 +321,7 @@ __all__ = [
     "ReportError",
     "encode_body",
     "encode_sequence",
+    "from_hook",
     "parse_body",
     "validate",
 ]

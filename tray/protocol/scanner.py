@@ -5,7 +5,7 @@ It reads a byte stream cut at arbitrary read boundaries and finds:
 - OSC 7501 reports (:class:`RawReport`), and the OSC 7501 and OSC 99 support queries
   (:class:`Query`);
 - OSC 133 and 633 ``A`` prompt marks (:class:`PromptStart`), and every complete OSC 7,
-  9, 99, 133, 633 and 777 (:class:`Osc`);
+  9, 99, 133, 633 and 777 (:class:`Osc`), and the titles (OSC 0 and 2) when asked;
 - RIS, ``ESC c`` (:class:`FullReset`);
 - a BEL outside any OSC, DCS, SOS, PM or APC string (:class:`Bell`);
 - DEC private mode 1004 turned on or off (:class:`FocusReporting`), and the cursor
@@ -62,9 +62,11 @@ MAX_SEQUENCE = 4096
 # are a few bytes long; a longer one is passed through unrecognised.
 MAX_CSI = 64
 PROMPT_MARKS = (b"133;A", b"633;A")
-# The OSC numbers reported as Osc events: titles (0 and 2, which agents' rules read),
-# cwd, notifications and shell integration.
-OSC_NUMBERS = (0, 2, 7, 9, 99, 133, 633, 777)
+# The OSC numbers reported as Osc events: cwd, notifications and shell integration; and
+# titles (OSC 0 and 2) for a scanner asked for them, a launcher whose agent's rules read
+# them: any other program's titles are passed over in the search, as colours are.
+OSC_NUMBERS = (7, 9, 99, 133, 633, 777)
+TITLE_NUMBERS = (0, 2)
 FOCUS_MODE = 1004
 
 _ESC_BYTE = bytes([ESC])
@@ -96,6 +98,7 @@ _OSC_END: Final = re.compile(rb"[\x07\x18\x1a\x1b]")
 _STRING_END: Final = re.compile(rb"[\x18\x1a\x1b]")
 
 _OSC_NUMBER_TEXT = frozenset(b"%d" % number for number in OSC_NUMBERS)
+_OSC_AND_TITLE_TEXT = _OSC_NUMBER_TEXT | {b"%d" % number for number in TITLE_NUMBERS}
 _PROMPT_NUMBER_TEXT = frozenset(mark.split(b";")[0] for mark in PROMPT_MARKS)
 
 
@@ -199,7 +202,8 @@ class Scanner:
 
     With ``withhold_reports``, every OSC 7501 sequence is a candidate, and a complete
     one is not forwarded either. That is for a launcher inside another launcher's
-    session, where forwarding would have the outer one record each report again.
+    session, where forwarding would have the outer one record each report again. With
+    ``titles``, OSC 0 and 2 are events too.
     """
 
     __slots__ = (
@@ -210,12 +214,14 @@ class Scanner:
         "_held",
         "_holding",
         "_mode",
+        "_osc_numbers",
         "_overflow",
         "_withhold_reports",
     )
 
-    def __init__(self, withhold_reports: bool = False) -> None:
+    def __init__(self, withhold_reports: bool = False, titles: bool = False) -> None:
         self._withhold_reports = withhold_reports
+        self._osc_numbers = _OSC_AND_TITLE_TEXT if titles else _OSC_NUMBER_TEXT
         self._candidate = could_be_osc7501_or_query if withhold_reports else could_be_query
         self._reset()
 
@@ -540,7 +546,7 @@ class Scanner:
                 events.append(Query(answer, 99))
                 return True
         number, separator, payload = body.partition(b";")
-        if separator and number in _OSC_NUMBER_TEXT:
+        if separator and number in self._osc_numbers:
             if number in _PROMPT_NUMBER_TEXT and (payload == b"A" or payload.startswith(b"A;")):
                 events.append(_PROMPT_START)
             events.append(Osc(int(number), payload))

@@ -5,9 +5,9 @@ the shipped one and a new name adds an agent. Parsed by :mod:`tray.core.agent_ru
 from __future__ import annotations
 
 import functools
-from importlib import resources
 from pathlib import Path
 
+import tray.core
 from tray.core.agent_rules import AgentBook, AgentFileError, AgentRules, parse_agent_file
 from tray.state.environment import Environment
 
@@ -24,10 +24,12 @@ def user_agents_dir(env: Environment) -> Path:
 def _shipped() -> tuple[AgentRules, ...]:
     # Cached: the shipped files are part of the installed package and never change
     # while it runs; a broken one is a bug in tray, and its tests fail on it.
-    folder = resources.files("tray.core").joinpath("agents")
+    # Package data beside the modules (pyproject's package-data): a plain folder, read
+    # without importlib.resources, whose import alone would cost every launcher ~10 ms.
+    folder = Path(tray.core.__file__).parent / "agents"
     return tuple(
         parse_agent_file(entry.read_text(encoding="utf-8"), entry.name.removesuffix(SUFFIX))
-        for entry in sorted(folder.iterdir(), key=lambda e: e.name)
+        for entry in sorted(folder.iterdir())
         if entry.name.endswith(SUFFIX)
     )
 
