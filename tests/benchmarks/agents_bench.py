@@ -211,10 +211,17 @@ def _modes(rules: Rules) -> dict[str, tuple[bytes, bytes, str]]:
     working = _report("working")
     payload = json.dumps(PAYLOAD).encode()
     app, event = rules.hook
+    # Back to work the way the hooks say it: a report of the program's own would outrank
+    # every hook after it (the launcher then drops them).
+    hook_working = encode_sequence(Report("working", app=app), from_hook=True)
     return {
         "title": (_title(BLOCKED_TITLE), _title(WORKING_TITLE), ""),
         "OSC 7501": (_report("blocked", "permission"), working, ""),
-        "hook": (payload, working, shlex.join([*_tray_argv(), "emit", "--hook", app, event])),
+        "hook": (
+            payload,
+            hook_working,
+            shlex.join([*_tray_argv(), "emit", "--hook", app, event]),
+        ),
         "plain emit": (
             payload,
             working,

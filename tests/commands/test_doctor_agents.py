@@ -238,13 +238,19 @@ commands = ["copilot"]
 checked = "1.0"
 
 [[hooks]]
-event = "permissionRequest"
+event = "notification:permission_prompt"
 state = "blocked"
 kind = "permission"
 
 [[hooks]]
 event = "agentStop"
 state = "done"
+
+# Never installed (it fails closed): doctor does not ask for it either.
+[[hooks]]
+event = "permissionRequest"
+state = "blocked"
+kind = "permission"
 """
 
 
@@ -270,14 +276,14 @@ def test_installed_hooks_are_said_and_half_of_them_are_not_enough(home: Home) ->
     home.install("copilot")
     path = copilot_hooks_file(home)
     tray = [str(home.bin / "tray")]
-    FORMATS["copilot"].install(path, ["permissionRequest"], tray)
+    FORMATS["copilot"].install(path, ["notification:permission_prompt"], tray)
     check = home.lines()["agent copilot"]
     assert check.status == "warn"
     assert (
-        "tray's hooks for permissionRequest, where its rules name agentStop, permissionRequest"
-        in check.found
+        "tray's hooks for notification:permission_prompt, where its rules name agentStop,"
+        " notification:permission_prompt" in check.found
     )
-    FORMATS["copilot"].install(path, ["permissionRequest", "agentStop"], tray)
+    FORMATS["copilot"].install(path, ["notification:permission_prompt", "agentStop"], tray)
     check = home.lines()["agent copilot"]
     assert (check.status, check.fix) == ("ok", None)
     assert f"tray's hooks installed ({path})" in check.found

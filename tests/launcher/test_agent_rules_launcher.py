@@ -92,9 +92,18 @@ def tray_env(tray_env: dict[str, str], tmp_path: Path) -> dict[str, str]:
 
 
 def _start(job_runner: Callable[..., Job], tmp_path: Path, *stages: bytes) -> tuple[Job, Path]:
+    """The demo agent, with its first stage out once the launcher reads it by its rules
+    (a moment after the start, as the launcher's log says)."""
     reads = tmp_path / "reads"
     reads.touch()
-    job = job_runner(launcher_argv(["demo-agent", str(reads), *(s.hex() for s in stages)]))
+    argv = ["demo-agent", str(reads), *(s.hex() for s in (b"", *stages))]
+    job = job_runner(launcher_argv(argv))
+    log = tmp_path / "state" / "launcher.log"  # the state directory of tray_env
+    job.wait(
+        lambda: log.exists() and "agent demo-agent: reading" in log.read_text(),
+        "the launcher to read the agent's rules",
+    )
+    _next(job)
     return job, reads
 
 

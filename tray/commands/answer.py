@@ -111,7 +111,7 @@ def _remote(  # noqa: PLR0917 - the command's own words, in their order
             )
         host_name, session_id = parts
     assert host_name is not None
-    hosts = {host.name: host for host in load_config(env).hosts}
+    hosts = {host.name: host for host in load_config(env, agent_keys={}).hosts}
     host = hosts.get(host_name)
     if host is None:
         raise UsageError(

@@ -14,7 +14,7 @@ from tray.state.store import Dismissal, StateStore
 def run(args: argparse.Namespace, env: Environment) -> int:
     if args.ended == bool(args.ids):
         raise UsageError("tray dismiss: give session IDs or --ended, not both or neither")
-    keep_ended = load_config(env).sessions.keep_ended
+    keep_ended = load_config(env, agent_keys={}).sessions.keep_ended
     store = StateStore(env.state_dir())
     store.prune(env.clock(), keep_ended)
     if args.ended:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tray.base.safe_text import clean_text
-from tray.commands.hooks import FORMATS
+from tray.commands.hooks import FORMATS, installable
 from tray.core.agent_rules import AgentBook, AgentRules
 from tray.core.config import Config, ConfigError
 from tray.desktop.check import Check
@@ -91,8 +91,11 @@ def hooks_state(rules: AgentRules, environ: Mapping[str, str]) -> HooksState | N
     """tray's hooks for the agent, when ``tray hooks`` knows its format and its rules name
     hook events; None otherwise."""
     hook_format = FORMATS.get(rules.app)
-    wanted = sorted({rule.event for rule in rules.hooks})
-    if hook_format is None or not wanted:
+    if hook_format is None:
+        return None
+    # What `tray hooks install` would install: never an event it refuses.
+    wanted = sorted(installable(hook_format, rules)[0])
+    if not wanted:
         return None
     home = environ.get("HOME", "")
     if not os.path.isabs(home):

@@ -15,9 +15,8 @@ from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager, nullcontext, suppress
 from dataclasses import dataclass
 from types import TracebackType
+from typing import TYPE_CHECKING
 
-from tray.core.agent_rules import AgentBook
-from tray.core.agent_tracker import AgentTracker
 from tray.core.answer_gate import DEFAULT_SETTINGS, AnswerSettings, Decision, Request, decide
 from tray.core.config import Config, ConfigError, PolicySettings
 from tray.core.labels import TERMINAL_VARIABLES
@@ -29,11 +28,19 @@ from tray.launcher.spawn import Spawned
 from tray.launcher.terminal import RawMode, SignalPipe, UserTerminal
 from tray.launcher.terminal_signals import TerminalSignals
 from tray.protocol.scanner import Scanner
-from tray.state.agent_files import load_agent_book
 from tray.state.config_file import load_config
 from tray.state.environment import SESSION_VARIABLE, Environment
 from tray.state.logs import LAUNCHER_LOG_NAME, LauncherLog
 from tray.state.store import StateStore, StoreError, process_start_token
+
+if TYPE_CHECKING:
+    from tray.core.agent_rules import AgentBook
+    from tray.core.agent_tracker import AgentTracker
+
+# When the agents' rules are read, after the loop has started: the program's start (and
+# a `tray run -- true` that is over by then) never waits for them, and an agent's first
+# prompt comes long after. An answer asked for sooner reads them at once.
+AGENT_RULES_AFTER = 0.05
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +123,8 @@ class AttachedSession:
         self._store: StateStore | None = None
         self._log = LauncherLog(None, self._id, self._env.clock)
         self._answer_settings: AnswerSettings = DEFAULT_SETTINGS
+        self._agent_rules_read = False
+        self._scanner: Scanner | None = None
         now = self._env.clock()
         command = start.command
         self._session = Session(
@@ -165,6 +174,11 @@ class AttachedSession:
                     start.size_fd,
                     tstp_ignored=start.tstp_ignored,
                 )
+                # Inside another `tray run`, that launcher would record every report a
+                # second time: the reports stop here.
+                self._scanner = Scanner(
+                    withhold_reports=bool(self._env.environ.get(SESSION_VARIABLE))
+                )
                 proxy = master.hand_to(
                     PtyProxy(
                         terminal,
@@ -172,13 +186,9 @@ class AttachedSession:
                         signals=signals,
                         recorder=recorder,
                         log=self._log,
-                        # Inside another `tray run`, that launcher would record every
-                        # report a second time: the reports stop here.
-                        scanner=Scanner(
-                            withhold_reports=bool(self._env.environ.get(SESSION_VARIABLE)),
-                            titles=recorder.reads_titles,
-                        ),
+                        scanner=self._scanner,
                         answers=answers,
+                        later=(AGENT_RULES_AFTER, lambda: self._read_agent_rules(recorder)),
                     )
                 )
                 # `tray run` starts with collection off (cli.py): what was made until
@@ -235,6 +245,7 @@ class AttachedSession:
             return None
 
     def _gate(self, recorder: SessionRecorder, request: Request, alive: bool) -> Decision:
+        self._read_agent_rules(recorder)  # their keys answer
         last = recorder.session.answered
         return decide(
             recorder.records(),
@@ -303,9 +314,9 @@ class AttachedSession:
         )
         # Ended sessions age out here too, so a machine without `tray status` or the
         # app still never piles up files. A bad config must not stop the command.
-        book = load_agent_book(self._env)
         try:
-            config = load_config(self._env, book)
+            # The agents' keys come with their rules, later (_read_agent_rules).
+            config = load_config(self._env, agent_keys={})
         except ConfigError as error:
             self._log(f"config ignored: {error}")
             config = Config()
@@ -314,9 +325,22 @@ class AttachedSession:
         except OSError as error:
             self._log(f"pruning failed: {error}")
         self._answer_settings = config.answer
-        recorder = self._make_recorder(store, config.notify.done_after)
+        return self._make_recorder(store, config.notify.done_after)
+
+    def _read_agent_rules(self, recorder: SessionRecorder) -> None:
+        """Once: the agents' rules, their answer keys under the user's, and the rules of
+        the agent the command is, which the recorder and the scanner then read by."""
+        if self._agent_rules_read or self._store is None:
+            return
+        self._agent_rules_read = True
+        from tray.state.agent_files import load_agent_book  # noqa: PLC0415 - see AGENT_RULES_AFTER
+
+        book = load_agent_book(self._env)
+        with suppress(ConfigError):  # said in the log at the start
+            self._answer_settings = load_config(self._env, book.answer_keys()).answer
         recorder.watch_agent(self._agent(book))
-        return recorder
+        if self._scanner is not None:
+            self._scanner.read_titles(recorder.reads_titles)
 
     def _agent(self, book: AgentBook) -> AgentTracker | None:
         """The rules of the agent this command starts, when tray knows it and it speaks
@@ -336,6 +360,8 @@ class AttachedSession:
         if rules is None or not rules.infers:
             return None
         self._log(f"agent {rules.app}: reading its title, notifications and bell")
+        from tray.core.agent_tracker import AgentTracker  # noqa: PLC0415 - see AGENT_RULES_AFTER
+
         return AgentTracker(rules)
 
     def _make_recorder(self, store: StateStore | None, done_after: float) -> SessionRecorder:

@@ -87,7 +87,10 @@ class PtyProxy:
         log: LauncherLog,
         scanner: Scanner,
         answers: AnswerSocket | None = None,
+        later: tuple[float, Callable[[], None]] | None = None,
     ) -> None:
+        """``later``: after that many seconds, work the session needs but the program's
+        start must not wait for, done once from the loop (if it still runs then)."""
         self._stdin = terminal.stdin
         self._stdout = terminal.stdout
         self._stdin_open = terminal.stdin >= 0
@@ -109,6 +112,10 @@ class PtyProxy:
         self._status: int | None = None
         self._drain_deadline = math.inf
         self._drain_limit = math.inf
+        self._later: Callable[[], None] | None = None
+        self._later_due = math.inf
+        if later is not None:
+            self._later_due, self._later = time.monotonic() + later[0], later[1]
         self._hanging_up = False
         self._poller = select.poll()
         self._handlers: dict[int, Callable[[int], None]] = {
@@ -205,6 +212,8 @@ class PtyProxy:
         # A comparison, not min(): this runs on every pass of the byte loop.
         if self._answer_due < deadline:  # noqa: PLR1730
             deadline = self._answer_due
+        if self._later_due < deadline:  # noqa: PLR1730
+            deadline = self._later_due
         return deadline
 
     def _schedule(self) -> None:
@@ -221,6 +230,10 @@ class PtyProxy:
         self._alarm_at = math.inf
 
     def _on_timers(self, now: float) -> None:
+        if now >= self._later_due:
+            later, self._later, self._later_due = self._later, None, math.inf
+            assert later is not None
+            later()
         self._recorder.maybe_persist(now)
         if now >= self._answer_due:
             self._answer_tick()

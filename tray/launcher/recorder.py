@@ -12,9 +12,8 @@ import math
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tray.core.agent_tracker import AgentTracker
 from tray.core.session import Answered, Session
 from tray.launcher.terminal_signals import TerminalSignals
 from tray.protocol.records import Record, RecordTable
@@ -22,6 +21,9 @@ from tray.protocol.report import Report, from_hook, parse_body
 from tray.protocol.scanner import Event, FullReset, PromptStart, Query, RawReport
 from tray.state.logs import LauncherLog
 from tray.state.store import StateStore
+
+if TYPE_CHECKING:
+    from tray.core.agent_tracker import AgentTracker
 
 WRITE_INTERVAL = 0.1
 INPUT_WRITE_INTERVAL = 2.0

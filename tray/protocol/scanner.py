@@ -221,9 +221,13 @@ class Scanner:
 
     def __init__(self, withhold_reports: bool = False, titles: bool = False) -> None:
         self._withhold_reports = withhold_reports
-        self._osc_numbers = _OSC_AND_TITLE_TEXT if titles else _OSC_NUMBER_TEXT
+        self.read_titles(titles)
         self._candidate = could_be_osc7501_or_query if withhold_reports else could_be_query
         self._reset()
+
+    def read_titles(self, titles: bool) -> None:
+        """Whether OSC 0 and 2 are events from now on."""
+        self._osc_numbers = _OSC_AND_TITLE_TEXT if titles else _OSC_NUMBER_TEXT
 
     def _reset(self) -> None:
         self._mode = _GROUND

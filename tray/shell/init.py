@@ -99,7 +99,7 @@ def run_init(
         env.stderr.write(f"tray init: unknown shell {shell[:40]!r} ({_choices()})\n")
         return USAGE_ERROR
     try:
-        config = load_config(env)
+        config = load_config(env, agent_keys={})  # the shell table alone: no agents' rules
     except ConfigError as error:
         # The rc file runs this at every shell start: a broken config must not take the
         # user's wrappers away, only say so.

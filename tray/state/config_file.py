@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 
-from tray.core.agent_rules import AgentBook
+from tray.core.answer_gate import AppKeys
 from tray.core.config import FILE_NAME, Config, ConfigError, parse_config
-from tray.state.agent_files import load_agent_book
 from tray.state.environment import Environment
 
 
@@ -16,11 +16,17 @@ def config_path(env: Environment) -> Path:
     return env.config_dir() / FILE_NAME
 
 
-def load_config(env: Environment, agents: AgentBook | None = None) -> Config:
-    """The settings in ``config.toml``, or the defaults when there is no such file; the
-    answer keys of the agents' rules files under ``[answer.apps]``."""
+def load_config(env: Environment, agent_keys: Mapping[str, AppKeys] | None = None) -> Config:
+    """The settings in ``config.toml``, or the defaults when there is no such file; under
+    ``[answer.apps]``, ``agent_keys``, by default those of the agents' rules files."""
     path = config_path(env)
-    known_keys = (load_agent_book(env) if agents is None else agents).answer_keys()
+    if agent_keys is None:
+        # Imported here: `tray run` reads its config before the agents' rules (see
+        # tray/launcher/attached.py), and must not pay for them then.
+        from tray.state.agent_files import load_agent_book  # noqa: PLC0415
+
+        agent_keys = load_agent_book(env).answer_keys()
+    known_keys = agent_keys
     try:
         with path.open("rb") as handle:
             document = tomllib.load(handle)
