@@ -59,18 +59,27 @@ def calls() -> int:
     return 1
 
 
-@pytest.fixture(params=["gemini", "qwen"])
-def run(request: pytest.FixtureRequest, tmp_path: Path, calls: int) -> Iterator[AgentRun]:
-    agent: str = request.param
-    state_dir = tmp_path / "state"
+def _start(agent: str, root: Path, calls: int, hooks: bool) -> Iterator[AgentRun]:
+    state_dir = root / "state"
     fake = FakeGemini(calls) if agent == "gemini" else FakeChatCompletions(calls)
     start = start_gemini if agent == "gemini" else start_qwen
     with fake:
-        terminal, work = start(tmp_path, fake.url, state_dir)
+        terminal, work = start(root, fake.url, state_dir, hooks=hooks)
         try:
             yield AgentRun(agent, terminal, work, state_dir, fake)
         finally:
             terminal.close()
+
+
+@pytest.fixture(params=["gemini", "qwen"])
+def run(request: pytest.FixtureRequest, tmp_path: Path, calls: int) -> Iterator[AgentRun]:
+    yield from _start(request.param, tmp_path, calls, hooks=False)
+
+
+@pytest.fixture(params=["gemini", "qwen"])
+def hooked(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[AgentRun]:
+    """The agent after `tray hooks install APP` in its home."""
+    yield from _start(request.param, tmp_path, 1, hooks=True)
 
 
 # Gemini CLI 0.61.0 reads an Enter within 30 ms of a typed key as part of a paste, a
@@ -119,3 +128,39 @@ def test_tray_answer_deny_refuses_and_the_agent_waits_for_the_user(run: AgentRun
         assert ["[Operation Cancelled]" in json.dumps(m) for m in run.results()] == [True]
     else:
         assert run.results() == []  # Gemini drops the refused call from the conversation
+
+
+# What the hooks say at the prompt, from the hook's own payload; the title alone says
+# "Gemini CLI: action required" and "Qwen Code needs approval".
+HOOK_MESSAGES = {
+    "gemini": "Confirm Shell Command: touch approved-file",
+    "qwen-code": "Qwen Code needs your permission to use run_shell_command",
+}
+
+
+def _message(run: AgentRun) -> str | None:
+    found = under_tray.prompt(run.state_dir)
+    return None if found is None else found[1].msg
+
+
+def test_with_hooks_the_prompt_has_the_hooks_words_and_approve_runs_it(hooked: AgentRun) -> None:
+    """With `tray hooks install`, the prompt carries the hook's words; the title still
+    tells the rest: back to work at the answer, done at the turn's end."""
+    hooked.terminal.wait_for(
+        "the hook's words", lambda: _message(hooked) == HOOK_MESSAGES[hooked.app]
+    )
+    under_tray.answer(hooked.terminal, hooked.state_dir, hooked.app, "approve")
+    hooked.terminal.wait_for("approved-file", hooked.marker.exists)
+    under_tray.wait_done(hooked.terminal, hooked.state_dir)
+    assert len(hooked.results()) == 1
+
+
+def test_with_hooks_deny_refuses_and_the_title_tells_the_rest(hooked: AgentRun) -> None:
+    """No hook fires at a refusal: the title, still read, says the agent is at rest."""
+    terminal = hooked.terminal
+    terminal.wait_for("the hook's words", lambda: _message(hooked) == HOOK_MESSAGES[hooked.app])
+    under_tray.answer(terminal, hooked.state_dir, hooked.app, "deny")
+    terminal.wait_for("the agent at rest", lambda: under_tray.state(hooked.state_dir) == "done")
+    assert under_tray.prompt(hooked.state_dir) is None
+    assert terminal.process.isalive()
+    assert not hooked.marker.exists()

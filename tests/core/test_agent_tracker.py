@@ -214,3 +214,43 @@ def test_where_the_hooks_tell_every_reply_the_answer_leaves_the_state_to_them() 
     tracker = AgentTracker(rules)
     tracker.reported(Report("blocked", kind="permission", app="demo"), hook=True)
     assert tracker.answered() is None
+
+
+def test_hooks_that_do_not_outrank_the_rules_rank_above_notifications() -> None:
+    rules = parse_agent_file(
+        """
+name = "D"
+commands = ["d"]
+checked = "1"
+hooks_outrank_rules = false
+[[titles]]
+match = '^Working'
+state = "working"
+[[titles]]
+match = '^Asking'
+state = "blocked"
+kind = "permission"
+msg = "title words"
+[[notifications]]
+body = '^Asks'
+state = "blocked"
+kind = "question"
+msg = "{body}"
+""",
+        "demo",
+    )
+    tracker = AgentTracker(rules)
+    hook = Report("blocked", kind="permission", app="demo", msg="Run: make")
+    assert said(tracker.title("Working")) == ("working", None, None)
+    assert said(tracker.hooked(hook)) == ("blocked", "permission", "Run: make")
+    assert tracker.notification("", "Asks again") is None  # lower, the same state
+    assert tracker.title("Asking") is None
+    assert not tracker.outranked
+    # The answer ends the hook's prompt only once the title no longer shows one.
+    assert tracker.answered() is None
+    assert said(tracker.title("Working again")) == ("working", None, None)
+    assert said(tracker.hooked(hook)) == ("blocked", "permission", "Run: make")
+    assert said(tracker.answered()) == ("working", None, None)
+    assert tracker.hooked(Report("blocked", kind="permission", id="sub")) is None
+    tracker.reported(Report("working", app="demo"))  # the program speaks for itself
+    assert tracker.hooked(hook) is None

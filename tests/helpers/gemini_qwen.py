@@ -17,6 +17,7 @@ from typing import Any
 
 from helpers.agent_terminal import AGENTS, PlayedTerminal
 from helpers.agents import PROMPT, _base_env, played
+from helpers.hook_homes import install_hooks
 
 GEMINI = AGENTS / ".bin" / "gemini"
 QWEN = AGENTS / ".bin" / "qwen"
@@ -70,10 +71,14 @@ def start_gemini(
     root: Path,
     base_url: str,
     state_dir: Path | None = None,
+    *,
     settings: dict[str, Any] | None = None,
     env_extra: dict[str, str] | None = None,
+    hooks: bool = False,
 ) -> tuple[PlayedTerminal, Path]:
     env, work = gemini_home(root, base_url, settings)
+    if hooks:  # `tray hooks install` as the user runs it, over the settings above
+        install_hooks("gemini", Path(env["HOME"]))
     argv = [str(GEMINI), "--prompt-interactive", PROMPT]
     return played(argv, env | (env_extra or {}), work, state_dir)
 
@@ -106,9 +111,13 @@ def start_qwen(
     root: Path,
     base_url: str,
     state_dir: Path | None = None,
+    *,
     settings: dict[str, Any] | None = None,
     env_extra: dict[str, str] | None = None,
+    hooks: bool = False,
 ) -> tuple[PlayedTerminal, Path]:
     env, work = qwen_home(root, base_url, settings)
+    if hooks:  # `tray hooks install` as the user runs it, over the settings above
+        install_hooks("qwen-code", Path(env["HOME"]))
     argv = [str(QWEN), "--prompt-interactive", PROMPT]
     return played(argv, env | (env_extra or {}), work, state_dir)

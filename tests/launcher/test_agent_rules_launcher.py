@@ -251,3 +251,37 @@ def test_a_hooks_report_outranks_the_title_and_the_programs_own_outranks_the_hoo
     assert session.records[0].msg == "own"
     job.terminal.type(b"q")
     assert job.exit_code() == 0
+
+
+def test_where_hooks_do_not_outrank_the_rules_the_title_still_counts(
+    job_runner: Callable[..., Job], tmp_path: Path, state_dir: Path
+) -> None:
+    """Gemini CLI's and Qwen Code's way: the hook gives the prompt its words, the title
+    the rest of the turn, and the program's own report still outranks both."""
+    rules = tmp_path / "config" / "tray" / "agents" / "demo-agent.toml"
+    rules.write_text(
+        RULES.replace('checked = "1"\n', 'checked = "1"\nhooks_outrank_rules = false\n', 1)
+    )
+    hook = encode_sequence(Report("blocked", kind="permission", app="demo-agent", msg="hook"))
+    hook = hook[:-1] + b":via=hook" + hook[-1:]
+    own = encode_sequence(Report("working", app="demo-agent", msg="own"))
+    job, _ = _start(
+        job_runner,
+        tmp_path,
+        title("Working"),
+        hook + title("Approve? x"),
+        title("Ready"),
+        own,
+    )
+    _wait_state(job, state_dir, "working")
+    _next(job)
+    # The title says blocked too, but with fewer words: the hook's stay.
+    session = _wait_state(job, state_dir, "blocked")
+    assert session.records[0].msg == "hook"
+    _next(job)
+    _wait_state(job, state_dir, "done")  # the title after the hook still counts
+    _next(job)
+    session = _wait_state(job, state_dir, "working")
+    assert session.records[0].msg == "own"
+    job.terminal.type(b"q")
+    assert job.exit_code() == 0

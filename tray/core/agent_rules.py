@@ -61,6 +61,7 @@ _TOP_KEYS: Final = frozenset(
         "live",
         "speaks_osc7501",
         "answer_ends_hook_prompt",
+        "hooks_outrank_rules",
         "titles",
         "notifications",
         "screen",
@@ -139,6 +140,11 @@ class AgentRules:
     # Whether an answer ends a prompt a hook reported (Copilot runs no hook after a
     # refusal); false where the hooks tell every reply themselves.
     answer_ends_hook_prompt: bool = True
+    # Whether a hook's report switches the agent's other rules off, as its own OSC 7501
+    # would (true: its hooks tell every turn). False where they tell only some moments
+    # and the title the rest (Gemini CLI, Qwen Code): a hook is then one more signal,
+    # ranked above notifications, and a prompt it tells is over at the answer.
+    hooks_outrank_rules: bool = True
     sees: str = ""
     advice: str = ""
 
@@ -237,6 +243,7 @@ def _rules(document: Mapping[str, Any], app: str) -> AgentRules:
         hooks=tuple(_hook_rule(e, f"hooks[{i}]") for i, e in _items(document, "hooks")),
         answer=_answer(document),
         answer_ends_hook_prompt=_flag(document, "answer_ends_hook_prompt", "", default=True),
+        hooks_outrank_rules=_flag(document, "hooks_outrank_rules", "", default=True),
         sees=_optional_text(doctor, "sees", "doctor.") or "",
         advice=_optional_text(doctor, "advice", "doctor.") or "",
     )

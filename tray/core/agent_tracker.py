@@ -8,9 +8,11 @@ treat it as if the agent had sent it.
 
 Sources rank as ``contract.md`` says: the program's own OSC 7501, then its hooks, then its
 notification text, then its title and what it draws, then the bell. Once the program or
-its hooks have reported, nothing lower counts any more. Among the rest, the newest signal
-decides, except that a lower source saying the same state as a higher one does not
-replace the higher one's kind or words.
+its hooks have reported, nothing lower counts any more, except that the hooks of an agent
+whose rules set ``hooks_outrank_rules = false`` are one more signal (:meth:`hooked`),
+ranked above the rest. Among the rest, the newest signal decides, except that a lower
+source saying the same state as a higher one does not replace the higher one's kind or
+words.
 
 >>> from tray.core.agent_rules import parse_agent_file
 >>> rules = parse_agent_file('''
@@ -54,6 +56,8 @@ from tray.protocol.report import Report
 BELL_RANK: Final = 0
 TITLE_RANK: Final = 1  # the title, and what the agent draws on the screen
 NOTIFICATION_RANK: Final = 2
+# A hook's report, for an agent whose hooks do not outrank its other rules.
+HOOK_RANK: Final = 3
 # What the screen rules search: the text of the latest output, with what came just
 # before it, so that a prompt cut in two by a read is still found whole.
 SCREEN_CARRY: Final = 512
@@ -115,6 +119,42 @@ class AgentTracker:
             self._hook_prompt = (
                 hook and report.state == "blocked" and self.rules.answer_ends_hook_prompt
             )
+
+    def hooked(self, report: Report) -> Report | None:
+        """A hook's report, for an agent whose hooks tell only some moments
+        (``hooks_outrank_rules = false``): one more signal, above its notifications, so
+        that a prompt keeps the hook's words when the title says it too; the prompt is
+        over at the answer, and the title tells what comes next.
+
+        >>> from tray.core.agent_rules import parse_agent_file
+        >>> rules = parse_agent_file('''
+        ... name = "Demo"
+        ... commands = ["demo"]
+        ... checked = "1"
+        ... hooks_outrank_rules = false
+        ... [[titles]]
+        ... match = "^Waiting"
+        ... state = "blocked"
+        ... kind = "permission"
+        ... [[titles]]
+        ... match = "^Ready"
+        ... state = "done"
+        ... ''', "demo")
+        >>> tracker = AgentTracker(rules)
+        >>> tracker.title("Waiting").msg is None
+        True
+        >>> tracker.hooked(Report("blocked", kind="permission", msg="Run: make")).msg
+        'Run: make'
+        >>> tracker.title("Waiting again") is None  # the title says less
+        True
+        >>> tracker.title("Ready").state
+        'done'
+        """
+        if report.id:
+            return None  # the tracker keeps the root record alone
+        values = {} if report.msg is None else {"msg": report.msg}
+        effect = Effect(report.state, report.kind, None if report.msg is None else "{msg}")
+        return self._infer(effect, HOOK_RANK, values, lasting=False)
 
     def title(self, text: str) -> Report | None:
         if text == self._title:

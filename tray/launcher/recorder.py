@@ -119,13 +119,19 @@ class SessionRecorder:
     def _report_counts(self, body: bytes, report: Report | None) -> bool:
         """Whether a report counts for an agent read through its rules: the agent's own
         reports outrank its hooks (``tray emit --hook`` marks theirs ``via=hook``), and
-        both outrank everything else the rules read. False: drop the report."""
+        both outrank everything else the rules read, unless its rules say its hooks do
+        not. False: the report is not applied as it came."""
         agent = self._watch.agent
         assert agent is not None
         hook = from_hook(body)
         if not hook:
             self._program_reports = True
         elif self._program_reports:
+            return False
+        elif not agent.rules.hooks_outrank_rules:
+            # Its hooks tell only some moments: a signal the tracker ranks with the rest.
+            if report is not None:
+                self._agent_report(agent.hooked(report))
             return False
         agent.reported(report, hook=hook)
         return True
