@@ -67,7 +67,7 @@ THINK = 0.15
 LAUNCHES = 4
 PER_LAUNCH = 6
 MEGABYTES = 50
-REPEAT = 7
+REPEAT = 11
 
 # The shape of Gemini CLI's hook payloads, with the fields the other agents' hooks use.
 PAYLOAD = {

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tray.core.agent_rules import parse_agent_file
-from tray.core.agent_tracker import AgentTracker, screen_text
+from tray.core.agent_tracker import TITLES_KEPT, AgentTracker, screen_text
 from tray.protocol.report import Report
 
 RULES = parse_agent_file(
@@ -254,3 +254,15 @@ msg = "{body}"
     assert tracker.hooked(Report("blocked", kind="permission", id="sub")) is None
     tracker.reported(Report("working", app="demo"))  # the program speaks for itself
     assert tracker.hooked(hook) is None
+
+
+def test_titles_read_the_same_however_many_came_before() -> None:
+    """Each title's rule is remembered, in a memory that starts over when full."""
+    tracker = AgentTracker(RULES)
+    for turn in range(3):
+        for frame in range(TITLES_KEPT // 2 + 7):
+            assert tracker.title(f"✳ frame {frame}") is None
+        assert said(tracker.title("✦  Working… (proj)")) == ("working", None, None)
+        blocked = tracker.title("✋  Action Required (proj)")
+        assert said(blocked) == ("blocked", "permission", "Demo needs approval"), turn
+        assert said(tracker.title("◇  Ready (proj)")) == ("done", None, None)

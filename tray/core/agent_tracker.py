@@ -70,6 +70,9 @@ _ESCAPES: Final = re.compile(
 # An escape sequence cut off at the end of a read: held back until the next one ends it.
 _UNFINISHED: Final = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*|[\]PX^_][^\x07\x1b]*)?\Z")
 MAX_HELD: Final = 4096
+# The titles whose rule is remembered: more than any agent's set of titles (a title with
+# a changing count in it comes back less often, and the memory starts over when full).
+TITLES_KEPT: Final = 256
 _BLANKS: Final = re.compile(r"[\x00-\x09\x0b-\x1f\x7f ]+")
 
 
@@ -94,6 +97,7 @@ class AgentTracker:
         self._worked = False
         self._title: str | None = None
         self._title_effect: Effect | None = None
+        self._title_matches: dict[str, tuple[Effect, str] | None] = {}
         self._screen_tail = ""
         self._screen_held = b""
         self._screen_decoder = codecs.getincrementaldecoder("utf-8")("replace")
@@ -160,13 +164,28 @@ class AgentTracker:
         if text == self._title:
             return None
         self._title = text
+        if text in self._title_matches:
+            found = self._title_matches[text]
+        else:
+            found = self._title_match(text)
+        if found is None:
+            return None
+        effect, match = found
+        self._title_effect = effect
+        return self._infer(effect, TITLE_RANK, {"title": text, "match": match}, lasting=True)
+
+    def _title_match(self, text: str) -> tuple[Effect, str] | None:
+        """The first title rule that matches, and what it matched; remembered, as an
+        agent's titles come back again and again (a spinner's few frames, each turn's)."""
+        found = None
         for rule in self.rules.titles:
-            if (found := rule.pattern.search(text)) is not None:
-                self._title_effect = rule.effect
-                return self._infer(
-                    rule.effect, TITLE_RANK, {"title": text, "match": found[0]}, lasting=True
-                )
-        return None
+            if (match := rule.pattern.search(text)) is not None:
+                found = rule.effect, match[0]
+                break
+        if len(self._title_matches) >= TITLES_KEPT:
+            self._title_matches.clear()
+        self._title_matches[text] = found
+        return found
 
     def notification(self, title: str, body: str) -> Report | None:
         """An OSC 9, 777 or 99 notification; a rule that matches it makes it a state."""

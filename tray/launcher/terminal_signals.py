@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 
 # A program that rings without pause is one request for attention, not thousands.
 BELL_QUIET = 1.0
+# The titles whose cleaned text is remembered (see AgentTracker's own memory of them).
+TITLES_KEPT = 256
 _SOURCES = {9: "osc9", 777: "osc777", 99: "osc99"}
 
 
@@ -55,6 +57,7 @@ class TerminalSignals:
         self.agent: AgentTracker | None = None
         self.inferred: list[Report] = []
         self._last_title = b""
+        self._title_texts: dict[bytes, str] = {}
         # Set by anything a reader of the state file should see soon; typing alone is not.
         self.changed = False
 
@@ -182,11 +185,21 @@ class TerminalSignals:
             self.changed = True
 
     def _title(self, payload: bytes) -> None:
+        assert self.agent is not None
+        text = self._title_texts.get(payload)
+        if text is None:
+            text = self._title_text(payload)
+        self._infer(self.agent.title(text))
+
+    def _title_text(self, payload: bytes) -> str:
+        """A title as the rules read it; remembered, as titles come back again and again."""
         from tray.base.safe_text import clean_text  # noqa: PLC0415 - see __init__
         from tray.protocol.attention import MAX_TITLE, clip_text  # noqa: PLC0415
 
-        assert self.agent is not None
-        self._infer(self.agent.title(clean_text(clip_text(payload, MAX_TITLE))))
+        if len(self._title_texts) >= TITLES_KEPT:
+            self._title_texts.clear()
+        text = self._title_texts[payload] = clean_text(clip_text(payload, MAX_TITLE))
+        return text
 
     def _infer(self, report: Report | None) -> None:
         if report is not None:
