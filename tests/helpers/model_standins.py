@@ -44,6 +44,12 @@ class _StreamFake(_Fake):
     and ``GET`` answered by :meth:`respond_get`."""
 
     fail_status: int | None = None
+    # Another tool to call in the shell tool's place, with its arguments as given (an
+    # agent's question tool, say); None: the shell tool, asked to run COMMAND.
+    tool_call: tuple[str, dict[str, Any]] | None = None
+    # The text of the first answer, for an agent that offers no tools, in place of the
+    # fenced command (aider); the later answers are FINAL_TEXT.
+    first_text: str | None = None
 
     def __init__(self, calls: int = 1) -> None:
         super().__init__(calls)
@@ -70,6 +76,13 @@ class _StreamFake(_Fake):
     def __enter__(self) -> Self:
         super().__enter__()
         return self
+
+    def _tool(self, tools: dict[str, object]) -> tuple[str, dict[str, Any]] | None:
+        """The tool to call among ``tools``, and its arguments; None when not offered."""
+        if self.tool_call is not None:
+            return self.tool_call if self.tool_call[0] in tools else None
+        name = _pick_tool(tools)
+        return None if name is None else (name, _arguments(tools[name]))
 
 
 def _arguments(schema: object, command_as_list: bool = False) -> dict[str, Any]:
@@ -188,7 +201,7 @@ class FakeChatCompletions(_StreamFake):
             message["tool_calls"] = [call]
             finish = "tool_calls"
         else:
-            message["content"] = FENCED if self._fenced(messages, tools) else FINAL_TEXT
+            message["content"] = self._text_answer(messages, tools)
             finish = "stop"
         head = {"id": f"chatcmpl-fake{number}", "created": 0, "model": body.get("model", "fake")}
         usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
@@ -211,9 +224,10 @@ class FakeChatCompletions(_StreamFake):
     def _call(
         self, messages: list[dict[str, Any]], tools: dict[str, object], number: int
     ) -> dict[str, Any] | None:
-        name = _pick_tool(tools)
-        if name is None:
+        picked = self._tool(tools)
+        if picked is None:
             return None
+        name, arguments = picked
         results = [m for m in messages if m.get("role") == "tool"]
         if len(results) >= self.calls or any(
             _REFUSED.search(_text(m.get("content"))) for m in results
@@ -226,12 +240,17 @@ class FakeChatCompletions(_StreamFake):
         users = [_text(m.get("content")) for m in messages if m.get("role") == "user"]
         if not self._same_turn(users[-1] if users else ""):
             return None
-        arguments = _arguments(tools[name])
         return {
             "id": f"call_fake{number}",
             "type": "function",
             "function": {"name": name, "arguments": json.dumps(arguments)},
         }
+
+    def _text_answer(self, messages: list[dict[str, Any]], tools: dict[str, object]) -> str:
+        if self.first_text is not None:
+            answered = any(m.get("role") == "assistant" for m in messages)
+            return FINAL_TEXT if answered else self.first_text
+        return FENCED if self._fenced(messages, tools) else FINAL_TEXT
 
     def _fenced(self, messages: list[dict[str, Any]], tools: dict[str, object]) -> bool:
         """Whether to answer with the command in a fenced block: the agent offers no
@@ -340,10 +359,10 @@ class FakeGemini(_StreamFake):
         return 200, None, document
 
     def _call(self, body: dict[str, Any]) -> dict[str, Any] | None:
-        tools = _gemini_tools(body)
-        name = _pick_tool(tools)
-        if name is None:
+        picked = self._tool(_gemini_tools(body))
+        if picked is None:
             return None
+        name, arguments = picked
         contents = [c for c in body.get("contents") or [] if isinstance(c, dict)]
         responses = [
             part["functionResponse"]
@@ -374,4 +393,4 @@ class FakeGemini(_StreamFake):
         said = [text for text in said if text]
         if not self._same_turn(said[-1] if said else ""):
             return None
-        return {"name": name, "args": _arguments(tools[name])}
+        return {"name": name, "args": arguments}

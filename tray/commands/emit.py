@@ -120,9 +120,9 @@ def _report_hook(app: str, event: str, env: Environment) -> str | None:
     payload = read_payload(env.stdin_fd)
     # Imported here: the plain form, in scripts' loops, needs none of the agents' rules.
     from tray.core.agent_rules import hook_report  # noqa: PLC0415
-    from tray.state.agent_files import load_agent_book  # noqa: PLC0415
+    from tray.state.agent_files import load_agent_rules  # noqa: PLC0415
 
-    rules = load_agent_book(env).get(app)
+    rules = load_agent_rules(env, app)
     if rules is None:
         return f"no agent named {app!r} in tray's rules"
     report = hook_report(rules, event, payload)

@@ -199,10 +199,15 @@ class AgentBook:
 # --- the file -----------------------------------------------------------------------------
 
 
+def is_app_name(name: str) -> bool:
+    """Whether ``name`` can name an agent's file: letters, digits and ``_.+-``, no path."""
+    return _APP.fullmatch(name) is not None
+
+
 def parse_agent_file(text: str, app: str) -> AgentRules:
     """One agent's rules from the TOML ``text`` of ``APP.toml``; AgentFileError if bad."""
     where = f"{app}.toml"
-    if _APP.fullmatch(app) is None:
+    if not is_app_name(app):
         raise AgentFileError(f"{where}: the file name is not an app name (letters, digits, _.+-)")
     try:
         document = tomllib.loads(text)

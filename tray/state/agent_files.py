@@ -8,7 +8,13 @@ import functools
 from pathlib import Path
 
 import tray.core
-from tray.core.agent_rules import AgentBook, AgentFileError, AgentRules, parse_agent_file
+from tray.core.agent_rules import (
+    AgentBook,
+    AgentFileError,
+    AgentRules,
+    is_app_name,
+    parse_agent_file,
+)
 from tray.state.environment import Environment
 
 SUFFIX = ".toml"
@@ -20,13 +26,17 @@ def user_agents_dir(env: Environment) -> Path:
     return env.config_dir() / "agents"
 
 
+def _shipped_dir() -> Path:
+    return Path(tray.core.__file__).parent / "agents"
+
+
 @functools.cache
 def _shipped() -> tuple[AgentRules, ...]:
     # Cached: the shipped files are part of the installed package and never change
     # while it runs; a broken one is a bug in tray, and its tests fail on it.
     # Package data beside the modules (pyproject's package-data): a plain folder, read
     # without importlib.resources, whose import alone would cost every launcher ~10 ms.
-    folder = Path(tray.core.__file__).parent / "agents"
+    folder = _shipped_dir()
     return tuple(
         parse_agent_file(entry.read_text(encoding="utf-8"), entry.name.removesuffix(SUFFIX))
         for entry in sorted(folder.iterdir())
@@ -64,6 +74,22 @@ def load_agent_book(env: Environment) -> AgentBook:
             continue
         agents[rules.app] = rules
     return AgentBook(agents.values(), problems)
+
+
+def load_agent_rules(env: Environment, app: str) -> AgentRules | None:
+    """One agent's rules alone, as :func:`load_agent_book` would give them, reading only
+    its file (what a hook needs, in the time the agent waits for it): the user's file of
+    that name when it reads, else the shipped one; None when neither exists."""
+    if not is_app_name(app):
+        return None
+    try:
+        return parse_agent_file(_read(user_agents_dir(env) / f"{app}{SUFFIX}"), app)
+    except (AgentFileError, OSError, UnicodeDecodeError):
+        pass  # none, or one left out: the shipped file applies, as in the whole book
+    try:
+        return parse_agent_file(_read(_shipped_dir() / f"{app}{SUFFIX}"), app)
+    except FileNotFoundError:
+        return None
 
 
 def _read(path: Path) -> str:
