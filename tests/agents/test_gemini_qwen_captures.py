@@ -13,6 +13,7 @@ from helpers.agent_terminal import PROJECT_ROOT
 
 from tray.core.agent_tracker import AgentTracker
 from tray.launcher.terminal_signals import TerminalSignals
+from tray.protocol.report import Report
 from tray.protocol.scanner import Scanner
 from tray.state.agent_files import shipped_agent_book
 
@@ -25,11 +26,32 @@ EXPECTED = {
     "gemini-error": [("idle", None), ("working", None), ("done", None)],
     # The title, then the notification's own words for the same prompt.
     "gemini-notify": [*PROMPT, ("blocked", "permission"), ("working", None), ("done", None)],
+    # Its ask_user dialog: the same "Action Required" title as an approval, so it reads
+    # as one; Enter answered it and the turn went on.
+    "gemini-question": [*PROMPT, ("working", None), ("done", None)],
+    # With notifications on, "Answer requested by agent" tells the question apart, after
+    # the title.
+    "gemini-question-notify": [*PROMPT, ("blocked", "question"), ("working", None), ("done", None)],
     "qwen-code-approve": [*PROMPT, ("working", None), ("done", None)],
     "qwen-code-deny": [*PROMPT, ("done", None)],
     "qwen-code-error": [("idle", None), ("working", None), ("done", None)],
     # The notification comes first; the title that follows says nothing new.
     "qwen-code-notify": [*PROMPT, ("working", None), ("done", None)],
+    # Its ask_user_question dialog: the same "✳︎" title as an approval.
+    "qwen-code-question": [*PROMPT, ("working", None), ("done", None)],
+    # The notification, first, names the tool: a question; the title then says less.
+    "qwen-code-question-notify": [
+        ("idle", None),
+        ("working", None),
+        ("blocked", "question"),
+        ("working", None),
+        ("done", None),
+    ],
+}
+# The words of each question's notification, kept on its report.
+QUESTION_WORDS = {
+    "gemini-question-notify": "Answer requested by agent | File name",
+    "qwen-code-question-notify": "Qwen Code asks you a question",
 }
 
 
@@ -56,8 +78,8 @@ TITLES = {
 }
 
 
-def _states(name: str, chunk: int) -> list[tuple[str, str | None]]:
-    app = name.rsplit("-", 1)[0]
+def _reports(name: str, chunk: int) -> list[Report]:
+    app = next(app for app in TITLES if name.startswith(f"{app}-"))
     rules = shipped_agent_book().get(app)
     assert rules is not None
     signals = TerminalSignals("host", 10.0)
@@ -66,7 +88,11 @@ def _states(name: str, chunk: int) -> list[tuple[str, str | None]]:
     data = (AGENTS / f"{name}.bin").read_bytes()
     for start in range(0, len(data), chunk):
         signals.output(scanner.feed(data[start : start + chunk]).events, 1.0)
-    return [(report.state, report.kind) for report in signals.inferred]
+    return list(signals.inferred)
+
+
+def _states(name: str, chunk: int) -> list[tuple[str, str | None]]:
+    return [(report.state, report.kind) for report in _reports(name, chunk)]
 
 
 @pytest.mark.parametrize("chunk", [1 << 20, 97])
@@ -75,9 +101,15 @@ def test_each_capture_gives_the_states_the_agent_showed(name: str, chunk: int) -
     assert _states(name, chunk) == EXPECTED[name]
 
 
+@pytest.mark.parametrize("name", sorted(QUESTION_WORDS))
+def test_a_question_keeps_its_notification_words(name: str) -> None:
+    questions = [r.msg for r in _reports(name, 1 << 20) if r.kind == "question"]
+    assert questions == [QUESTION_WORDS[name]]
+
+
 @pytest.mark.parametrize("app", sorted(TITLES))
 def test_the_titles_are_there_as_measured(app: str) -> None:
-    for scenario in ("approve", "deny"):
+    for scenario in ("approve", "deny", "question"):
         data = (AGENTS / f"{app}-{scenario}.bin").read_bytes()
         for title in TITLES[app]:
             assert title in data, (scenario, title)

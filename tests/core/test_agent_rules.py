@@ -94,6 +94,9 @@ advice = "turn on notifications"
         ("[[titles]]\nmatch = 'x'\nstate = 'blocked'\nkind = 'maybe'\n", "titles[0].kind"),
         ("[[notifications]]\nstate = 'blocked'\n", "needs a title or a body pattern"),
         ("[[hooks]]\nevent = 'a b'\nstate = 'working'\n", "hooks[0].event"),
+        ("[[hooks]]\nevent = 'a'\nfield = 'x'\nstate = 'working'\n", "hooks[0].match: missing"),
+        ("[[hooks]]\nevent = 'a'\nmatch = 'x'\nstate = 'working'\n", "hooks[0].field: missing"),
+        ("[[hooks]]\nevent = 'a'\nfield = 'a/b'\nmatch = 'x'\nstate = 'done'\n", "dotted path"),
         ('[answer]\nchecked = "1"\napprove = "\\r"\ndeny = "n"\n', "holds Enter"),
         ("[answer]\nchecked = '1'\napprove = 'y'\n", "answer.deny: missing"),
         ("[answer]\napprove = 'y'\ndeny = 'n'\n", "answer.checked: missing"),
@@ -112,6 +115,39 @@ def test_a_bad_file_is_one_line_naming_the_key(extra: str, problem: str) -> None
     assert message.startswith("demo.toml: ")
     assert problem in message
     assert "\n" not in message
+
+
+def test_a_hook_rule_can_ask_the_payload_which_of_two_things_the_event_is() -> None:
+    rules = parse_agent_file(
+        MINIMAL
+        + """
+[[hooks]]
+event = "Notification"
+field = "details.type"
+match = '^ask_user$'
+state = "blocked"
+kind = "question"
+msg = "asks"
+[[hooks]]
+event = "Notification"
+state = "blocked"
+kind = "permission"
+msg = "Run: {details.command}"
+""",
+        "demo",
+    )
+    asked = hook_report(rules, "Notification", {"details": {"type": "ask_user"}})
+    assert asked is not None
+    assert (asked.kind, asked.msg) == ("question", "asks")
+    run = hook_report(rules, "Notification", {"details": {"type": "exec", "command": "make"}})
+    assert run is not None
+    assert (run.kind, run.msg) == ("permission", "Run: make")
+    # Not text where the field points, or no payload at all: the rule without a field.
+    for payload in ({"details": {"type": ["ask_user"]}}, {"details": "ask_user"}, None, 3):
+        other = hook_report(rules, "Notification", payload)
+        assert other is not None
+        assert other.kind == "permission"
+    assert hook_report(rules, "Other", {"details": {"type": "ask_user"}}) is None
 
 
 def test_commands_are_required_and_the_file_name_must_be_an_app_name() -> None:
@@ -205,3 +241,45 @@ def test_claude_code_and_codex_keep_the_keys_checked_on_them() -> None:
     keys = shipped_agent_book().answer_keys()
     assert keys["claude-code"] == AppKeys("1", "\x1b")
     assert keys["codex"] == AppKeys("y", "\x1b")
+
+
+@pytest.mark.parametrize(
+    ("app", "event", "payload", "said"),
+    [
+        # Gemini CLI 0.61.0's Notification hook: the live shell prompt's details, and
+        # its ask_user dialog's (from its source).
+        (
+            "gemini",
+            "Notification",
+            {"details": {"type": "exec", "title": "Confirm Shell Command", "command": "touch x"}},
+            ("permission", "Confirm Shell Command: touch x"),
+        ),
+        (
+            "gemini",
+            "Notification",
+            {"details": {"type": "ask_user", "title": "Ask User"}},
+            ("question", "Gemini CLI asks you a question"),
+        ),
+        # Qwen Code 0.24.4's: the message is its notification's words.
+        (
+            "qwen-code",
+            "Notification:permission_prompt",
+            {"message": "Qwen Code needs your permission to use ask_user_question"},
+            ("question", "Qwen Code asks you a question"),
+        ),
+        (
+            "qwen-code",
+            "Notification:permission_prompt",
+            {"message": "Qwen Code needs your permission to use run_shell_command"},
+            ("permission", "Qwen Code needs your permission to use run_shell_command"),
+        ),
+    ],
+)
+def test_the_shipped_hooks_tell_a_question_from_a_permission(
+    app: str, event: str, payload: dict[str, object], said: tuple[str, str]
+) -> None:
+    rules = shipped_agent_book().get(app)
+    assert rules is not None
+    report = hook_report(rules, event, payload)
+    assert report is not None
+    assert (report.kind, report.msg) == said

@@ -106,8 +106,21 @@ class NotificationRule:
 
 @dataclass(frozen=True, slots=True)
 class HookRule:
+    """A hook event; with ``field``, only when ``match`` is found in the text at that
+    dotted path of the payload (one event can be a permission prompt or a question)."""
+
     event: str
     effect: Effect
+    field: str | None = None
+    match: re.Pattern[str] | None = None
+
+    def takes(self, event: str, payload: Mapping[str, object]) -> bool:
+        if event != self.event:
+            return False
+        if self.field is None or self.match is None:
+            return True
+        found = _at(payload, self.field)
+        return isinstance(found, str) and self.match.search(found) is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,8 +161,13 @@ class AgentRules:
     sees: str = ""
     advice: str = ""
 
-    def hook(self, event: str) -> Effect | None:
-        return next((rule.effect for rule in self.hooks if rule.event == event), None)
+    def hook(self, event: str, payload: Mapping[str, object] | None = None) -> Effect | None:
+        """What the hook ``event`` means, with this ``payload``: the first rule that takes
+        it (without a payload, the first rule of that event)."""
+        for rule in self.hooks:
+            if rule.event == event if payload is None else rule.takes(event, payload):
+                return rule.effect
+        return None
 
     @property
     def infers(self) -> bool:
@@ -356,11 +374,17 @@ def _notification_rule(entry: Mapping[str, Any], where: str) -> NotificationRule
 
 def _hook_rule(entry: Mapping[str, Any], where: str) -> HookRule:
     prefix = f"{where}."
-    _known(entry, _EFFECT_KEYS | {"event"}, prefix)
+    _known(entry, _EFFECT_KEYS | {"event", "field", "match"}, prefix)
     event = _text(entry, "event", prefix)
     if not re.fullmatch(r"[A-Za-z0-9_.:-]{1,64}", event):
         raise _BadKeyError(f"{prefix}event", "expected an event name (letters, digits, _.:-)")
-    return HookRule(event, _effect(entry, prefix))
+    field = _optional_text(entry, "field", prefix)
+    match = _pattern(entry, "match", prefix)
+    if (field is None) != (match is None):
+        raise _BadKeyError(f"{prefix}{'match' if match is None else 'field'}", "missing")
+    if field is not None and _PLACEHOLDER.fullmatch(f"{{{field}}}") is None:
+        raise _BadKeyError(f"{prefix}field", "expected a dotted path (letters, digits, _)")
+    return HookRule(event, _effect(entry, prefix), field, match)
 
 
 def _bell(document: Mapping[str, Any]) -> Effect | None:
@@ -402,9 +426,7 @@ def fill(template: str | None, values: Mapping[str, object]) -> str | None:
         return None
 
     def value(match: re.Match[str]) -> str:
-        found: object = values
-        for part in match[1].split(".")[:_MAX_PATH_PARTS]:
-            found = found.get(part) if isinstance(found, Mapping) else None
+        found = _at(values, match[1])
         if isinstance(found, bool) or found is None:
             return ""
         if isinstance(found, str | int | float):
@@ -413,6 +435,14 @@ def fill(template: str | None, values: Mapping[str, object]) -> str | None:
 
     text = _cut(clean_text(_PLACEHOLDER.sub(value, template)), MAX_MSG_DECODED)
     return text or None
+
+
+def _at(values: Mapping[str, object], path: str) -> object:
+    """What a dotted path names in nested tables, or None."""
+    found: object = values
+    for part in path.split(".")[:_MAX_PATH_PARTS]:
+        found = found.get(part) if isinstance(found, Mapping) else None
+    return found
 
 
 def _cut(text: str, limit: int) -> str:
@@ -436,7 +466,8 @@ def report_for(rules: AgentRules, effect: Effect, values: Mapping[str, object]) 
 def hook_report(rules: AgentRules, event: str, payload: object) -> Report | None:
     """What the hook ``event`` says, with its message from the hook's JSON ``payload``;
     None when the agent's rules do not name the event."""
-    effect = rules.hook(event)
+    values = payload if isinstance(payload, Mapping) else {}
+    effect = rules.hook(event, values)
     if effect is None:
         return None
-    return report_for(rules, effect, payload if isinstance(payload, Mapping) else {})
+    return report_for(rules, effect, values)
