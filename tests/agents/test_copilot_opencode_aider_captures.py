@@ -5,7 +5,9 @@ one run (see the README there). Their rules read the screen: fed through the scr
 reader with the shipped rules, in pieces of the sizes a pty read gives, with the user's
 answer where it was typed, each capture must give the states the agent showed, in
 order. And what the rules and the notes rely on must be there byte for byte, as
-measured: the prompt's words in one piece, the titles, no bell, no notification.
+measured: the prompt's and the question's words in one piece, the titles, no bell, no
+notification. A question reads as one, never as a permission prompt, whose answer
+keys tray would type into it; so do the payloads their hooks gave for it.
 """
 
 from __future__ import annotations
@@ -15,58 +17,88 @@ import re
 import pytest
 from helpers.agent_terminal import PROJECT_ROOT
 
+from tray.core.agent_rules import hook_report
 from tray.core.agent_tracker import AgentTracker
+from tray.protocol.report import Report
 from tray.state.agent_files import shipped_agent_book
 
 AGENTS = PROJECT_ROOT / "tests" / "data" / "agents"
 ASKED = [("blocked", "permission"), ("working", None)]
+QUESTIONED = [("blocked", "question"), ("working", None)]
 EXPECTED = {
     "copilot-approve": ASKED,
     "copilot-deny": ASKED,
     "copilot-error": [],
+    # Its ask_user form, then Enter.
+    "copilot-question": QUESTIONED,
     "opencode-approve": ASKED,
     "opencode-deny": ASKED,
     "opencode-error": [],
+    # Its question dialog, then Enter.
+    "opencode-question": QUESTIONED,
     # Its input prompt at start (nothing done yet), the question, the answer, and its
     # input prompt again.
     "aider-approve": [("idle", None), *ASKED, ("done", None)],
     "aider-deny": [("idle", None), *ASKED, ("done", None)],
     # An error ends nothing that had begun: its prompt comes back, still idle.
     "aider-error": [("idle", None)],
+    # "Add file to the chat?" for the file its reply named, "y" and Enter, its reply
+    # sent on with the file, and its input prompt again.
+    "aider-question": [("idle", None), *QUESTIONED, ("done", None)],
 }
 # Where the answer was typed: after the dialog's last words (Copilot, opencode), or just
 # before aider draws its question again with the answer after it.
-ANSWER_AFTER = {"copilot": b"to cancel", "opencode": b"enter \x1b[0m"}
+ANSWER_AFTER = {
+    "copilot": b"to cancel",
+    "copilot-question": b"\x1b[m cancel",
+    "opencode": b"enter \x1b[0m",
+    "opencode-question": b"dismiss",
+    "aider": b"\x1b[0;38;5;40mRun shell command?",
+    "aider-question": b"\x1b[0;38;5;40mAdd file to the chat?",
+}
+# The message of each question's report.
+QUESTION_MSG = {
+    "copilot": "Copilot asks you a question",
+    "opencode": "opencode asks you a question",
+    "aider": "aider asks to add a file to the chat",
+}
 
 
-def _answer_at(app: str, data: bytes) -> int:
+def _answer_at(app: str, scenario: str, data: bytes) -> int:
+    after = ANSWER_AFTER.get(f"{app}-{scenario}", ANSWER_AFTER[app])
     if app == "aider":
-        return data.rindex(b"\x1b[0;38;5;40mRun shell command?")
-    return data.rindex(ANSWER_AFTER[app]) + len(ANSWER_AFTER[app])
+        return data.rindex(after)
+    return data.rindex(after) + len(after)
 
 
-def _states(name: str, chunk: int) -> list[tuple[str, str | None]]:
-    """The states the rules give, a repeat of the same one left out."""
+def _reports(name: str, chunk: int) -> list[Report]:
+    """The reports the rules give, the user's answer read where it was typed."""
     app, scenario = name.rsplit("-", 1)
     rules = shipped_agent_book().get(app)
     assert rules is not None
     tracker = AgentTracker(rules)
     data = (AGENTS / f"{name}.bin").read_bytes()
-    said: list[tuple[str, str | None]] = []
+    said: list[Report] = []
 
     def read(part: bytes) -> None:
         for start in range(0, len(part), chunk):
             report = tracker.screen(part[start : start + chunk])
             if report is not None:
-                said.append((report.state, report.kind))
+                said.append(report)
 
-    answered = len(data) if scenario == "error" else _answer_at(app, data)
+    answered = len(data) if scenario == "error" else _answer_at(app, scenario, data)
     read(data[:answered])
     if answered < len(data):
         report = tracker.answered()
         assert report is not None
-        said.append((report.state, report.kind))
+        said.append(report)
         read(data[answered:])
+    return said
+
+
+def _states(name: str, chunk: int) -> list[tuple[str, str | None]]:
+    """The states the rules give, a repeat of the same one left out."""
+    said = [(report.state, report.kind) for report in _reports(name, chunk)]
     return [state for index, state in enumerate(said) if index == 0 or state != said[index - 1]]
 
 
@@ -74,6 +106,12 @@ def _states(name: str, chunk: int) -> list[tuple[str, str | None]]:
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_each_capture_gives_the_states_the_agent_showed(name: str, chunk: int) -> None:
     assert _states(name, chunk) == EXPECTED[name]
+
+
+@pytest.mark.parametrize("app", sorted(QUESTION_MSG))
+def test_a_question_says_it_is_one(app: str) -> None:
+    asked = [r.msg for r in _reports(f"{app}-question", 1024) if r.state == "blocked"]
+    assert asked == [QUESTION_MSG[app]]
 
 
 # The prompt's words, each drawn in one piece, and how often.
@@ -92,15 +130,36 @@ TITLES = {
 }
 
 
+# The question's words, each drawn in one piece, and how often: Copilot's form's head,
+# opencode's last option, aider's question (drawn three times as its shell question is).
+QUESTION_WORDS = {
+    "copilot": [(b"Copilot needs information.", 1)],
+    "opencode": [(b"Type your own answer", 1)],
+    "aider": [(b"Add file to the chat? (Y)es/(N)o/(D)on't ask again [Yes]: ", 3)],
+}
+
+
 @pytest.mark.parametrize("scenario", ["approve", "deny"])
 @pytest.mark.parametrize("app", sorted(PROMPT_WORDS))
 def test_the_prompt_is_drawn_as_measured(app: str, scenario: str) -> None:
     data = (AGENTS / f"{app}-{scenario}.bin").read_bytes()
     for words, times in PROMPT_WORDS[app]:
         assert data.count(words) == times, words
+    for words, _ in QUESTION_WORDS[app]:
+        assert words not in data, words
 
 
-@pytest.mark.parametrize("scenario", ["approve", "deny", "error"])
+@pytest.mark.parametrize("app", sorted(QUESTION_WORDS))
+def test_the_question_is_drawn_as_measured(app: str) -> None:
+    data = (AGENTS / f"{app}-question.bin").read_bytes()
+    for words, times in QUESTION_WORDS[app]:
+        assert data.count(words) == times, words
+    # Nothing of a permission prompt: no rule could take it for one.
+    for words, _ in PROMPT_WORDS[app]:
+        assert words not in data, words
+
+
+@pytest.mark.parametrize("scenario", ["approve", "deny", "error", "question"])
 @pytest.mark.parametrize("app", sorted(TITLES))
 def test_titles_and_no_bell_or_notification(app: str, scenario: str) -> None:
     data = (AGENTS / f"{app}-{scenario}.bin").read_bytes()
@@ -113,3 +172,59 @@ def test_titles_and_no_bell_or_notification(app: str, scenario: str) -> None:
     notifications = re.findall(rb"\x1b\](?:9|777|99);[^\x07\x1b]*", data)
     # opencode only asks whether the terminal takes OSC 99 notifications.
     assert set(notifications) <= {b"\x1b]99;i=opentui-notifications:p=?;"}
+
+
+# What the agents' hooks gave for the question of the captures (a run with hooks that
+# kept their input): Copilot 1.0.102's "notification" hook, its cwd shortened, and
+# opencode 1.18.33's question.asked event as a plugin got it. Neither tells a
+# permission prompt; Copilot's holds none of the question's words.
+COPILOT_ELICITATION = {
+    "sessionId": "44d63f87-468f-462b-ae0f-bb0e3f3a0b38",
+    "timestamp": 1796316518563,
+    "cwd": "/tmp/api-server",
+    "message": "Information requested",
+    "title": "Information requested",
+    "hook_event_name": "Notification",
+    "notification_type": "elicitation_dialog",
+}
+OPENCODE_QUESTION = {
+    "id": "evt_23cd698dd001jO7Ljr1HZQyWfx",
+    "type": "question.asked",
+    "properties": {
+        "id": "que_23cd698dc0016mQLcgBMuH2YgL",
+        "sessionID": "ses_dc329725fffeGXrB1iIAxZLZuL",
+        "questions": [
+            {
+                "question": "Which name should the marker file have?",
+                "header": "File name",
+                "options": [
+                    {"label": "approved-file", "description": "Call it approved-file"},
+                    {"label": "marker", "description": "Call it marker"},
+                ],
+            }
+        ],
+        "tool": {"messageID": "msg_23cd6909c001LFfFeOd986ojx0", "callID": "call_fake2"},
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("app", "event", "payload", "msg"),
+    [
+        (
+            "copilot",
+            "notification:elicitation_dialog",
+            COPILOT_ELICITATION,
+            "Information requested",
+        ),
+        ("opencode", "question.asked", OPENCODE_QUESTION, "opencode asks you a question"),
+    ],
+)
+def test_a_question_hook_reads_as_a_question(
+    app: str, event: str, payload: dict[str, object], msg: str
+) -> None:
+    rules = shipped_agent_book().get(app)
+    assert rules is not None
+    report = hook_report(rules, event, payload)
+    assert report is not None
+    assert (report.state, report.kind, report.msg) == ("blocked", "question", msg)

@@ -18,7 +18,8 @@ runs shell commands without asking anyone.
   one that offers a fenced shell block as a command to run), the model's entry in
   ``~/.aider.model.metadata.json``, no git, no analytics, no update check, no model
   warnings: each of those would ask or reach the network before the prompt. Its prompt
-  is typed at its input prompt, as a user would.
+  is typed at its input prompt, as a user would. ``tracked`` files make the work
+  directory a git repository holding them, with its git on.
 
 ``state_dir`` None runs the agent directly; else under ``tray run`` with that state
 directory.
@@ -27,6 +28,7 @@ directory.
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -151,7 +153,11 @@ def start_opencode(
     return played([str(OPENCODE), "--prompt", PROMPT], env | (env_extra or {}), work, state_dir)
 
 
-def aider_argv(base_url: str) -> list[str]:
+def aider_argv(base_url: str, git: bool = False) -> list[str]:
+    """``git``: aider looks for the work directory's repository (it offers to add a file
+    the model names to the chat only when git tracks that file), without touching it:
+    no .gitignore entry of its own (that would be one more question first), no commits."""
+    repository = ["--git", "--no-gitignore", "--no-auto-commits", "--no-dirty-commits"]
     return [
         str(AIDER),
         "--model",
@@ -164,8 +170,9 @@ def aider_argv(base_url: str) -> list[str]:
         # a file; "diff" (its usual one) reads a ```bash block as a shell command to offer.
         "--edit-format",
         "diff",
+        # Without a repository it would ask to create one; with one, see above.
+        *(repository if git else ["--no-git"]),
         # Each of these would ask a question or reach the network before the prompt.
-        "--no-git",
         "--analytics-disable",
         "--no-check-update",
         "--no-show-model-warnings",
@@ -178,9 +185,12 @@ def start_aider(
     base_url: str,
     state_dir: Path | None = None,
     extra: list[str] | None = None,
+    tracked: dict[str, str] | None = None,
 ) -> tuple[PlayedTerminal, Path]:
     """aider at its own prompt, then the prompt typed as a user would: its ``--message``
-    would answer once and exit, and a denied command must leave it waiting instead."""
+    would answer once and exit, and a denied command must leave it waiting instead.
+    ``tracked`` (name -> text): files written in the work directory and staged in a new
+    git repository there, which aider then reads."""
     home, work = _folders(root)
     # aider looks up a model it does not know in a price list it downloads; the model's
     # own entry in ~/.aider.model.metadata.json keeps it off the network, and quiet.
@@ -196,7 +206,10 @@ def start_aider(
     }
     (home / ".aider.model.metadata.json").write_text(json.dumps(metadata))
     env = _base_env(home)
-    terminal, _ = played([*aider_argv(base_url), *(extra or [])], env, work, state_dir)
+    if tracked:
+        _stage(work, tracked, env)
+    argv = [*aider_argv(base_url, git=bool(tracked)), *(extra or [])]
+    terminal, _ = played(argv, env, work, state_dir)
     try:
         terminal.wait_for("aider's prompt", lambda: AIDER_READY in terminal.screen_text(), 120)
         terminal.write(PROMPT.encode())
@@ -206,6 +219,21 @@ def start_aider(
         terminal.close()  # the caller gets no terminal to close
         raise
     return terminal, work
+
+
+def _stage(work: Path, files: dict[str, str], env: dict[str, str]) -> None:
+    """``files`` written in ``work`` and staged in a new repository there: aider counts
+    staged files as tracked, so nothing is committed. The repository's own identity
+    spares aider's warning that git has none."""
+    for name, text in files.items():
+        (work / name).write_text(text)
+    for argv in (
+        ["git", "init", "--quiet"],
+        ["git", "config", "user.name", "Tray Tests"],
+        ["git", "config", "user.email", "tray-tests@example.invalid"],
+        ["git", "add", "--", *files],
+    ):
+        subprocess.run(argv, cwd=work, env=env, check=True, capture_output=True)
 
 
 # Each ``start_*``: (root, base_url, state_dir) -> the played terminal and the work directory.

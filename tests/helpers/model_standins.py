@@ -47,8 +47,8 @@ class _StreamFake(_Fake):
     # Another tool to call in the shell tool's place, with its arguments as given (an
     # agent's question tool, say); None: the shell tool, asked to run COMMAND.
     tool_call: tuple[str, dict[str, Any]] | None = None
-    # The text of the first answer, for an agent that offers no tools, in place of the
-    # fenced command (aider); the later answers are FINAL_TEXT.
+    # The text of the answer to the first request, for an agent that offers no tools, in
+    # place of the fenced command (aider); the later answers are FINAL_TEXT.
     first_text: str | None = None
 
     def __init__(self, calls: int = 1) -> None:
@@ -248,8 +248,11 @@ class FakeChatCompletions(_StreamFake):
 
     def _text_answer(self, messages: list[dict[str, Any]], tools: dict[str, object]) -> str:
         if self.first_text is not None:
-            answered = any(m.get("role") == "assistant" for m in messages)
-            return FINAL_TEXT if answered else self.first_text
+            # The first request with messages gets it: aider's every request opens with
+            # the example exchanges of its edit format, so an assistant message in the
+            # request says nothing of an earlier answer.
+            asked = [body for body in self.seen() if body.get("messages")]
+            return self.first_text if len(asked) <= 1 else FINAL_TEXT
         return FENCED if self._fenced(messages, tools) else FINAL_TEXT
 
     def _fenced(self, messages: list[dict[str, Any]], tools: dict[str, object]) -> bool:
