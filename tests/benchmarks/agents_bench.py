@@ -14,6 +14,8 @@ says ``blocked`` (CLOCK_MONOTONIC is one clock for every process on the machine)
   hook's JSON on stdin, stdout and stderr taken), timed from just before it starts;
 - plain emit: ``tray emit blocked --kind permission`` started the same way.
 
+Both run the tray of bench_venvs' plain install, as a user's hook would.
+
 The state file is watched with inotify, with the helpers of the project's own
 :mod:`tray.state.directory_watcher`, but read here on the bench's main thread as events
 come: its :class:`~tray.state.directory_watcher.DirectoryWatcher` pauses 40 ms after each
@@ -52,6 +54,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(REPO), str(Path(__file__).resolve().parent)]
 
 from agents_bench_setup import BLOCKED_TITLE, WORKING_TITLE, Rules, write_stream  # noqa: E402
+from bench_venvs import fair_venv  # noqa: E402
 from harness import Run, _spawn_on_pty, bench_env, drain, tray_command  # noqa: E402
 
 from tray.protocol.report import Report, encode_sequence  # noqa: E402
@@ -122,9 +125,9 @@ def _report(state: str, kind: str | None = None) -> bytes:
 
 
 def _tray_argv() -> list[str]:
-    """The tray a hook runs: the console script beside this Python, as an install has."""
-    script = Path(sys.executable).with_name("tray")
-    return [str(script)] if script.is_file() else [sys.executable, "-m", "tray"]
+    """The tray a hook runs: the console script of bench_venvs' plain install, as a user's
+    install (pipx) has it; an editable install's import hook would cost it 10 ms more."""
+    return [str(fair_venv().with_name("tray"))]
 
 
 # --- the rules the bench uses ------------------------------------------------------------
