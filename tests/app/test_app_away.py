@@ -16,10 +16,7 @@ answers: one warning for the whole outage, and dunst still gets the next ping at
 
 from __future__ import annotations
 
-import contextlib
-import os
 import random
-import select
 import socket
 import subprocess
 import sys
@@ -31,10 +28,10 @@ from pathlib import Path
 import pytest
 from helpers.desktop_apps import TIMEOUT, RunningApp, start_app_process
 from helpers.desktop_services import TOOL_TIMEOUT, BusMonitor, Dunst, base_env, stop_process
+from helpers.drained_pty import DrainedPty
 from helpers.receiver import Receiver, running_receiver
 from helpers.sessions import blocked, live_session
 from helpers.waiting import wait_for
-from ptyprocess import PtyProcess
 
 from tray.base.safe_text import clean_text
 from tray.protocol.records import Record
@@ -232,37 +229,14 @@ PROMPT = "approve Bash: touch x"
 AWAY_CONFIG = '[notify]\nsettle = 0.2\nremind = "0"\nburst = 50\n[away]\nafter = "2s"\n'
 
 
-class TrayRun:
-    """`tray run --name NAME -- python3 -c PROGRAM` on a real pty, as a terminal holds
-    it: its output is read (and dropped) so the pty never fills."""
+class TrayRun(DrainedPty):
+    """`tray run --name NAME -- python3 -c PROGRAM` on a real pty, as a terminal holds it."""
 
     def __init__(self, app: RunningApp, name: str, report: Report) -> None:
         program = (sys.executable, "-c", PROGRAM, encode_sequence(report).hex())
-        self.proc = PtyProcess.spawn(
-            [sys.executable, "-m", "tray", "run", "--name", name, "--", *program],
-            env={**app.env, "TERM": "xterm-256color"},
-            dimensions=(30, 100),
+        super().__init__(
+            [sys.executable, "-m", "tray", "run", "--name", name, "--", *program], app.env
         )
-        self._stop = threading.Event()
-        self._reader = threading.Thread(target=self._drain, daemon=True)
-        self._reader.start()
-
-    def _drain(self) -> None:
-        while not self._stop.is_set():
-            try:
-                if not select.select([self.proc.fd], [], [], 0.05)[0]:
-                    continue
-                if not os.read(self.proc.fd, 65536):
-                    return
-            except (OSError, ValueError):
-                return
-
-    def close(self) -> None:
-        self._stop.set()
-        with contextlib.suppress(Exception):
-            self.proc.terminate(force=True)
-        self._reader.join(TIMEOUT)
-        self.proc.close(force=True)
 
 
 def _blocked_report(msg: str) -> Report:

@@ -63,14 +63,14 @@ SAMPLES = 20
 MARGIN = 0.02
 TIMEOUT = 20.0
 
-# argv: the log, how many prompts, the working and the blocked report (hex). One line
-# per read: its index, its monotonic time, what it read (hex).
+# argv: the log, the working report, then each prompt's blocked report (hex), each with
+# words of its own (the app pings a session's same words once per dedup_window). One
+# line per read: its index, its monotonic time, what it read (hex).
 PROGRAM = r"""
 import os, sys, time, tty
-log, count = open(sys.argv[1], "a", buffering=1), int(sys.argv[2])
-working, blocked = bytes.fromhex(sys.argv[3]), bytes.fromhex(sys.argv[4])
+log, working = open(sys.argv[1], "a", buffering=1), bytes.fromhex(sys.argv[2])
 tty.setraw(0)
-for index in range(count):
+for index, blocked in enumerate(bytes.fromhex(arg) for arg in sys.argv[3:]):
     os.write(1, working)
     time.sleep(0.05)
     os.write(1, blocked + b"PROMPT %d\r\n" % index)
@@ -81,11 +81,14 @@ for index in range(count):
 
 
 def _program(log: Path, count: int) -> list[str]:
-    working = encode_sequence(Report("working", "", None, None, "claude-code", None, None))
-    blocked = encode_sequence(
-        Report("blocked", "", "permission", None, "claude-code", None, "approve Bash: ls")
-    )
-    return [sys.executable, "-c", PROGRAM, str(log), str(count), working.hex(), blocked.hex()]
+    working = encode_sequence(Report("working", app="claude-code")).hex()
+    prompts = [
+        encode_sequence(
+            Report("blocked", kind="permission", app="claude-code", msg=f"approve Bash: ls {n}")
+        ).hex()
+        for n in range(count)
+    ]
+    return [sys.executable, "-c", PROGRAM, str(log), working, *prompts]
 
 
 def _wait(predicate: Callable[[], object], what: str, timeout: float = TIMEOUT) -> object:
@@ -134,7 +137,7 @@ def _measure(  # noqa: PLR0917
     state_dir: Path,
     answer: Answer,
     samples: int,
-    meanwhile: Callable[[], None] | None = None,
+    meanwhile: Callable[[int], None] | None = None,
 ) -> list[float]:
     """One launcher, ``samples`` + 1 prompts (the first a warm-up, not counted).
     ``meanwhile`` runs while each prompt settles, before its answer is timed."""
@@ -152,7 +155,7 @@ def _measure(  # noqa: PLR0917
             session_id, record_id, since = found
             last = since
             if meanwhile is not None:
-                meanwhile()
+                meanwhile(index)
             # The settle has passed: the gate types at once, or refuses.
             delay = since + SETTLE + MARGIN - time.time()
             if delay > 0:
@@ -262,7 +265,7 @@ def _over_link(
     link.start()
     try:
 
-        def meanwhile() -> None:
+        def meanwhile(_index: int) -> None:
             # The app has the session before it can be answered: waited for off the clock.
             _wait(linked_session, "the link to show the session")
 
@@ -299,7 +302,7 @@ def measure_remote(samples: int = SAMPLES) -> tuple[list[float], list[float], li
                 remote.state_dir,
                 answer,
                 samples,
-                partial(_ssh_true, host, environ, floor),
+                lambda _index: _ssh_true(host, environ, floor),
             )
             return linked, latencies, floor[1:]
         finally:

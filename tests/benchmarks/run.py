@@ -22,6 +22,7 @@ import answer_bench
 import app_bench
 import away_bench
 import first_frame_bench
+import phone_bench
 import remote_bench
 import shell_bench
 import startup_bench
@@ -192,6 +193,7 @@ def main() -> int:
     if not args.skip_app:
         app_bench.report()
         away_bench.report()
+        phone_bench.report()
         remote_bench.report()
     shell_bench.report()
     return 0

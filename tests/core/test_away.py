@@ -19,6 +19,8 @@ from tray.core.away_config import (
     AwayConfigError,
     AwaySettings,
     check_forward,
+    forwards_to_topic,
+    ntfy_topic,
     parse_away,
     scheme_of,
 )
@@ -138,7 +140,20 @@ def test_the_after_error_says_only_what_is_accepted() -> None:
     ("table", "message"),
     [
         ([], "away: expected a table ([away])"),
-        ({"aftr": "5m"}, "away.aftr: unknown key (known: after, forward, states)"),
+        ({"aftr": "5m"}, "away.aftr: unknown key (known: after, forward, states, answer, "
+         "answer_token)"),
+        ({"answer": f"ntfy://{SECRET}"}, "away.answer: an ntfy URL must start with https:// or "
+         "http://"),
+        ({"answer": f"https://ntfy.sh/{SECRET}/x y"}, 'away.answer: expected an ntfy URL such '
+         'as "https://ntfy.sh/my-topic": a host, perhaps a port, then the path, with no user, '
+         'no empty part and no ? or # part'),
+        ({"answer": f"https://ntfy.sh/{SECRET}/a.b"}, 'away.answer: expected an ntfy topic URL '
+         'such as "https://ntfy.sh/my-topic", its topic 1 to 64 letters, digits, \'-\' or \'_\''),
+        ({"answer": 3}, 'away.answer: expected an ntfy topic URL such as '
+         '"https://ntfy.sh/my-topic"'),
+        ({"answer_token": SECRET}, "away.answer_token: set only with away.answer"),
+        ({"answer": "https://ntfy.sh/t", "answer_token": f"{SECRET} x"}, "away.answer_token: "
+         'expected the ntfy server\'s access token, such as "tk_..."'),
         ({"after": "soon"}, f"away.after: {EXPECTED_AFTER}"),
         ({"after": 0}, f"away.after: {EXPECTED_AFTER}"),
         ({"states": ["blocked", "idle"]}, 'away.states: expected a list of states from "blocked", '
@@ -166,6 +181,28 @@ def test_a_url_the_checker_refuses_names_its_place_and_scheme_only() -> None:
     settings = parse_away({"forward": urls})
     with pytest.raises(AwayConfigError):
         check_forward(settings, lambda url: url.startswith("ntfys"))
+
+
+def test_answer_from_the_phone_is_read_and_its_secrets_never_shown() -> None:
+    settings = parse_away(
+        {"answer": f" https://ntfy.example.com:8443/{SECRET} ", "answer_token": f"tk_{SECRET}"}
+    )
+    assert settings.answer == f"https://ntfy.example.com:8443/{SECRET}"
+    assert settings.answer_token == f"tk_{SECRET}"
+    assert settings.forward == ()
+    assert SECRET not in repr(settings)
+    assert "ntfy.example.com:8443" in repr(settings)
+    assert ntfy_topic(settings.answer) == ("https://ntfy.example.com:8443", SECRET)
+
+
+def test_the_answer_topic_under_forward_is_known_as_the_same() -> None:
+    answer = f"https://ntfy.sh/{SECRET}"
+    assert forwards_to_topic(f"ntfys://ntfy.sh/{SECRET}", answer)
+    assert forwards_to_topic(f"ntfy://user:pw@NTFY.sh/{SECRET}?priority=high", answer)
+    assert forwards_to_topic(f"ntfy://{SECRET}", answer)
+    assert not forwards_to_topic(f"ntfys://ntfy.sh/{SECRET}/other", answer)
+    assert not forwards_to_topic(f"ntfys://other.host/{SECRET}", answer)
+    assert not forwards_to_topic(f"pover://{SECRET}", answer)
 
 
 def test_repr_shows_schemes_not_urls() -> None:

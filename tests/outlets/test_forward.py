@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from helpers.log_records import Recorder
 from helpers.receiver import Receiver, running_receiver, start_receiver
 from helpers.waiting import wait_for
 
@@ -26,28 +27,9 @@ def receiver() -> Iterator[Receiver]:
         yield started
 
 
-class Recorder(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.records: list[logging.LogRecord] = []
-        self.log = logging.getLogger(f"tray.test.forward.{id(self)}")
-        self.log.setLevel(logging.DEBUG)
-        self.log.propagate = False
-        self.log.addHandler(self)
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.records.append(record)
-
-    def at(self, level: int) -> list[str]:
-        return [r.getMessage() for r in self.records if r.levelno == level]
-
-    def text(self) -> str:
-        return "\n".join(r.getMessage() for r in self.records)
-
-
 @pytest.fixture
 def recorder() -> Recorder:
-    return Recorder()
+    return Recorder("forward")
 
 
 @pytest.fixture
@@ -233,7 +215,7 @@ def test_doctor_line_names_the_source_and_the_schemes_only() -> None:
     assert "nothing here tells whether you are away, so nothing is forwarded" in blind.found
     off = check_away(None, {}, lambda _env, _after: None)
     assert off.line() == (
-        "ok   away: off (no [away] forward); nothing here tells whether you are away"
+        "ok   away: off (no [away] forward or answer); nothing here tells whether you are away"
     )
     missing = check_away(settings, {}, lambda _env, _after: "x", available=lambda: False)
     assert missing.status == "FAIL"
@@ -242,3 +224,13 @@ def test_doctor_line_names_the_source_and_the_schemes_only() -> None:
     for check in (line, blind, off, missing):
         assert SECRET not in check.line()
     assert SECRET not in repr(settings)
+
+
+def test_doctor_line_says_answering_from_the_phone_is_on_with_the_server_only() -> None:
+    settings = AwaySettings(answer=f"https://ntfy.example.com/{SECRET}", answer_token=SECRET)
+    line = check_away(settings, {}, lambda _env, _after: "X11 idle time", available=lambda: False)
+    assert line.line() == (
+        "ok   away: after 5 min without input or a locked screen (tells by X11 idle time),"
+        " blocked and error pings also go to ntfy at ntfy.example.com, with Approve and Deny"
+    )
+    assert SECRET not in line.line()

@@ -1,5 +1,5 @@
-"""``[away]`` in the app: the idle watch, the forwarding, what a ping becomes on the
-phone, and the menu's away line.
+"""``[away]`` in the app: the idle watch, the forwarding, answering from the phone, what
+a ping becomes on the phone, and the menu's away line.
 
 The idle watch runs on a thread of its own and only posts each new state to the worker
 (``post``); the worker owns everything else here: it tells the forwarding, writes the
@@ -18,12 +18,17 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 
+from tray.app.messages import Answer, Outcome, PhoneReply
+from tray.app.phone_answers import PhoneAnswers
 from tray.base.safe_text import clean_text
-from tray.core.away import AwayState, menu_line
-from tray.core.away_config import AwaySettings
+from tray.core.away import AwayState, is_forwarded, menu_line
+from tray.core.away_config import AwaySettings, forwards_to_topic
+from tray.core.labels import session_label
 from tray.core.policy.wording import Ping
 from tray.core.remote_sessions import clock_time, split_remote_id
+from tray.core.session import Session
 from tray.desktop.idle import PresenceMonitor
 from tray.outlets.forward import AwayForwarding, Forwarder
 
@@ -72,11 +77,17 @@ class NoRouting:
     def menu_line(self) -> str | None:
         return None
 
+    def phone_reply(self, text: str) -> Answer | None:
+        return None
+
+    def phone_told(self, answer: Answer, outcome: Outcome, session: Session | None) -> None:
+        pass
+
 
 class AwayRouting(NoRouting):
-    """The app's ``[away]``, built when ``forward`` is set. ``post`` receives each new
-    away state on the idle watch's thread; it must only hand it to the worker, which
-    then calls :meth:`changed`."""
+    """The app's ``[away]``, built when ``forward`` or ``answer`` is set. ``post``
+    receives each new away state on the idle watch's thread; it must only hand it to the
+    worker, which then calls :meth:`changed`. ``phone`` is the ntfy side, for ``answer``."""
 
     def __init__(
         self,
@@ -87,10 +98,16 @@ class AwayRouting(NoRouting):
         *,
         hostname: str | None = None,
         clock: Callable[[], float] = time.time,
+        phone: PhoneAnswers | None = None,
     ) -> None:
         self._settings = settings
         self._log = log
-        self._forwarding = AwayForwarding(settings, Forwarder(settings.forward, log))
+        self._phone = phone
+        forward = settings.forward
+        if settings.answer is not None and phone is not None:
+            # The answer topic gets each ping once, with its buttons: not from Apprise too.
+            forward = tuple(url for url in forward if not forwards_to_topic(url, settings.answer))
+        self._forwarding = AwayForwarding(settings, Forwarder(forward, log))
         self._watch = PresenceMonitor(settings.after, post, environ, clock=clock, log=log)
         self._host = clean_text(hostname if hostname is not None else socket.gethostname())
         self._away = AwayState(False)
@@ -98,13 +115,16 @@ class AwayRouting(NoRouting):
 
     def start(self) -> None:
         self._watch.start()
-        where = ", ".join(f"{scheme}://" for scheme in self._settings.schemes)
+        places = [f"{scheme}://" for scheme in self._settings.schemes]
+        if self._phone is not None:
+            self._phone.start()
+            places.append("your ntfy topic")
         states = " and ".join(sorted(self._settings.states))
         self._log.info(
             "away: after %g s without input or a locked screen, %s pings also go to %s",
             self._settings.after,
             states,
-            where,
+            ", ".join(places) or "nowhere",
         )
         threading.Thread(target=self._say_source, name="tray-away-sources", daemon=True).start()
 
@@ -124,6 +144,8 @@ class AwayRouting(NoRouting):
         self._stopped.set()
         self._watch.stop()
         self._forwarding.stop()
+        if self._phone is not None:
+            self._phone.stop()
 
     @property
     def away(self) -> AwayState:
@@ -147,7 +169,22 @@ class AwayRouting(NoRouting):
     def ping(self, ping: Ping) -> bool:
         """Forward one ping the desktop shows, if it should go; True when queued."""
         title, body = forwarded_text(ping, self._host)
-        return self._forwarding.ping(title, body, most_urgent(ping.states))
+        state = most_urgent(ping.states)
+        queued = self._forwarding.ping(title, body, state)
+        if self._phone is not None and is_forwarded(state, self._settings.states, self._away):
+            self._phone.ping(title, body, state, ping.answer)
+            queued = True
+        return queued
+
+    def phone_reply(self, text: str) -> Answer | None:
+        """The worker's: the answer a reply from the phone asks for, once it holds."""
+        return None if self._phone is None else self._phone.reply(text)
+
+    def phone_told(self, answer: Answer, outcome: Outcome, session: Session | None) -> None:
+        """The worker's: what came of an answer from the phone goes back there."""
+        if self._phone is not None:
+            name = session_label(session) if session is not None else answer.session_id
+            self._phone.told(answer, outcome, name)
 
     def menu_line(self) -> str | None:
         """ "Away since 14:02: pings also go to your phone" while away, else None."""
@@ -160,12 +197,25 @@ def build_routing(
     environ: Mapping[str, str],
     log: logging.Logger,
     post: Callable[[AwayState], None],
+    *,
+    state_dir: Path | None = None,
+    post_reply: Callable[[PhoneReply], None] | None = None,
 ) -> NoRouting:
     """The routing for ``[away]``; one that does nothing when there is nowhere to
-    forward to."""
-    if settings is None or not settings.forward:
+    forward to and no phone to answer from."""
+    if settings is None or not (settings.forward or settings.answer):
         return NoRouting()
-    return AwayRouting(settings, environ, log, post)
+    phone = None
+    if settings.answer is not None and state_dir is not None and post_reply is not None:
+        host = clean_text(socket.gethostname())
+        try:
+            phone = PhoneAnswers(settings, state_dir, host, log, post_reply)
+        except OSError as error:  # no key, so no buttons: said once, and the rest goes on
+            log.warning(
+                "away: nothing goes to the answer topic: no key in the state directory (%s)",
+                error.strerror,
+            )
+    return AwayRouting(settings, environ, log, post, phone=phone)
 
 
 __all__ = [

@@ -45,6 +45,7 @@ from tray.app.messages import (
     MarkSeen,
     Message,
     Pause,
+    PhoneReply,
     Resume,
     Snooze,
     Unsnooze,
@@ -155,7 +156,12 @@ class TrayApp:
         # The worker's too: what each Focus item says, and [away] (idle without forward).
         self._focus_looks = FocusLooks(env.environ, log)
         self._routing = build_routing(
-            config.away, env.environ, log, lambda state: self.post(Away(state))
+            config.away,
+            env.environ,
+            log,
+            lambda state: self.post(Away(state)),
+            state_dir=env.state_dir(),
+            post_reply=self.post,
         )
         # Written by the links' threads under the lock, read by the worker.
         self._host_states: dict[str, RemoteState] = {}
@@ -446,8 +452,13 @@ class TrayApp:
                 # time: the worker goes on, and settles it when it comes back.
                 stale = session_id in self._stale
                 self._errands.answer(message, self._sessions.get(session_id), stale=stale)
+            case PhoneReply(text):
+                if (asked := self._routing.phone_reply(text)) is not None:
+                    self.handle(asked)  # as the desktop's button would, checked the same way
             case AnswerDone(answer, outcome):
                 self._answers.settle(answer, outcome)
+                if answer.from_phone:
+                    self._routing.phone_told(answer, outcome, self._sessions.get(answer.session_id))
             case Copy(session_id, record_id):
                 self._copy(session_id, record_id)
             case _:

@@ -84,6 +84,16 @@ class Answer:
     record_id: str
     since: float
     answer: str
+    # From a button on the phone (``[away] answer``): what came of it goes back there.
+    from_phone: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PhoneReply:
+    """A reply on the phone's reply topic: untrusted text, checked by the worker before
+    it becomes an :class:`Answer` (:mod:`tray.app.phone_answers`)."""
+
+    text: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +143,7 @@ Message = (
     | Snooze
     | Unsnooze
     | Answer
+    | PhoneReply
     | Copy
     | AnswerDone
     | FocusDone

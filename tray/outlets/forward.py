@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from tray.core.away import PRESENT, AwayState, is_forwarded
-from tray.core.away_config import AwaySettings, scheme_of
+from tray.core.away_config import AwaySettings, answer_server, scheme_of
 from tray.desktop.check import Check
 
 SEND_TIMEOUT = 10.0
@@ -278,11 +278,15 @@ def check_away(
     after = 300.0 if settings is None else settings.after
     source = detect(env, after)
     tells = f"tells by {source}" if source else "nothing here tells whether you are away"
-    if settings is None or not settings.forward:
-        return Check("ok", "away", f"off (no [away] forward); {tells}")
+    if settings is None or not (settings.forward or settings.answer):
+        return Check("ok", "away", f"off (no [away] forward or answer); {tells}")
     states = " and ".join(sorted(settings.states))
-    where = ", ".join(f"{scheme}://" for scheme in settings.schemes)
-    if not available():
+    places = [f"{scheme}://" for scheme in settings.schemes]
+    if settings.answer is not None:
+        # The server's host only: the topic is the user's secret.
+        places.append(f"ntfy at {answer_server(settings.answer)}, with Approve and Deny")
+    where = ", ".join(places)
+    if settings.forward and not available():
         return Check(
             "FAIL", "away", f"forward is set ({where}) but Apprise is not installed", INSTALL_HINT
         )
