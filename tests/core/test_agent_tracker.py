@@ -266,3 +266,20 @@ def test_titles_read_the_same_however_many_came_before() -> None:
         blocked = tracker.title("✋  Action Required (proj)")
         assert said(blocked) == ("blocked", "permission", "Demo needs approval"), turn
         assert said(tracker.title("◇  Ready (proj)")) == ("done", None, None)
+
+
+def test_after_trays_deny_the_agent_rests_and_a_done_it_shows_next_is_that_rest() -> None:
+    tracker = AgentTracker(RULES)
+    assert said(tracker.title("✦  Working… (proj)")) == ("working", None, None)
+    assert said(tracker.screen(b"Run shell command? (Y)es/(N)o")) == (
+        "blocked",
+        "permission",
+        "Run shell command?",
+    )
+    assert said(tracker.answered("deny")) == ("idle", None, None)
+    assert tracker.title("◇  Ready (proj)") is None  # the rest, said already
+    # A hook's prompt (the agent's hooks outrank the rules) ends the same way.
+    tracker.reported(Report("blocked", kind="permission", app="demo"), hook=True)
+    assert said(tracker.answered("deny")) == ("idle", None, None)
+    tracker.reported(Report("blocked", kind="permission", app="demo"), hook=True)
+    assert said(tracker.answered("approve")) == ("working", None, None)

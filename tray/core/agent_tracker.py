@@ -239,15 +239,40 @@ class AgentTracker:
                 return self._infer(rule.effect, TITLE_RANK, {"match": found[0]}, lasting=False)
         return None
 
-    def answered(self) -> Report | None:
-        """The user typed, or tray typed an answer: a prompt seen only once (on the screen,
-        in a notification, by the bell) is over, and the agent is back at work, unless its
-        title still says otherwise."""
+    def answered(self, answer: str | None = None) -> Report | None:
+        """The user typed, or tray typed ``answer`` ("approve" or "deny"): a prompt seen
+        only once (on the screen, in a notification, by the bell, from a hook) is over,
+        unless the title still shows it. After tray's Deny the agent waits for the user:
+        idle, and the "done" it may show next is that same rest, not news. Otherwise it is
+        back at work.
+
+        >>> from tray.core.agent_rules import parse_agent_file
+        >>> rules = parse_agent_file('''
+        ... name = "Demo"
+        ... commands = ["demo"]
+        ... checked = "1"
+        ... [[screen]]
+        ... match = 'Run it[?]'
+        ... state = "blocked"
+        ... kind = "permission"
+        ... [[screen]]
+        ... match = '> $'
+        ... state = "done"
+        ... ''', "demo")
+        >>> tracker = AgentTracker(rules)
+        >>> tracker.screen(b"Run it?").state
+        'blocked'
+        >>> tracker.answered("deny").state
+        'idle'
+        >>> tracker.screen(b"> ") is None  # the rest it was already said to be in
+        True
+        """
+        after = "idle" if answer == "deny" else "working"
         if self.outranked:
             if not self._hook_prompt:
                 return None
             self._hook_prompt = False
-            return Report("working", app=self.rules.app)
+            return Report(after, app=self.rules.app)
         if not self._until_answered:
             return None
         self._until_answered = False
@@ -255,7 +280,9 @@ class AgentTracker:
         if fallback is not None and fallback.state == self._current_state():
             return None
         self._state, self._rank, self._last = None, -1, None
-        return self._infer(Effect("working", None, None), TITLE_RANK, {}, lasting=True)
+        if after == "idle":
+            self._worked = False  # the refusal ended its turn
+        return self._infer(Effect(after, None, None), TITLE_RANK, {}, lasting=True)
 
     def _current_state(self) -> str | None:
         return None if self._state is None else self._state[0]

@@ -218,7 +218,7 @@ class SessionRecorder:
         that follows as the answer's, not as news."""
         self.session = replace(self.session, answered=answered)
         if self._watch.agent is not None:
-            self._agent_report(self._watch.agent.answered())
+            self._agent_report(self._watch.agent.answered(answered.answer))
         self._changed_at = answered.at
         self.write(self.snapshot())
 
