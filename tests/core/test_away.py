@@ -19,10 +19,10 @@ from tray.core.away_config import (
     AwayConfigError,
     AwaySettings,
     check_forward,
-    forwards_to_topic,
     ntfy_topic,
     parse_away,
     scheme_of,
+    without_topic,
 )
 
 SECRET = "TOKEN-9f2c"  # noqa: S105 - made up, hunted for in every message
@@ -195,14 +195,17 @@ def test_answer_from_the_phone_is_read_and_its_secrets_never_shown() -> None:
     assert ntfy_topic(settings.answer) == ("https://ntfy.example.com:8443", SECRET)
 
 
-def test_the_answer_topic_under_forward_is_known_as_the_same() -> None:
+def test_the_answer_topic_is_taken_out_of_forward_and_nothing_else() -> None:
     answer = f"https://ntfy.sh/{SECRET}"
-    assert forwards_to_topic(f"ntfys://ntfy.sh/{SECRET}", answer)
-    assert forwards_to_topic(f"ntfy://user:pw@NTFY.sh/{SECRET}?priority=high", answer)
-    assert forwards_to_topic(f"ntfy://{SECRET}", answer)
-    assert not forwards_to_topic(f"ntfys://ntfy.sh/{SECRET}/other", answer)
-    assert not forwards_to_topic(f"ntfys://other.host/{SECRET}", answer)
-    assert not forwards_to_topic(f"pover://{SECRET}", answer)
+    assert without_topic(f"ntfys://ntfy.sh/{SECRET}", answer) is None
+    assert without_topic(f"ntfy://user:pw@NTFY.sh/{SECRET}?priority=high", answer) is None
+    assert without_topic(f"ntfy://{SECRET}", answer) is None
+    assert without_topic(f"ntfys://ntfy.sh/{SECRET}/other", answer) == "ntfys://ntfy.sh/other"
+    assert (
+        without_topic(f"ntfys://u@ntfy.sh/a/{SECRET}/b?x=1", answer) == "ntfys://u@ntfy.sh/a/b?x=1"
+    )
+    for other in (f"ntfys://other.host/{SECRET}", f"pover://{SECRET}", "ntfy://else"):
+        assert without_topic(other, answer) == other
 
 
 def test_repr_shows_schemes_not_urls() -> None:

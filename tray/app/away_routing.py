@@ -24,7 +24,7 @@ from tray.app.messages import Answer, Outcome, PhoneReply
 from tray.app.phone_answers import PhoneAnswers
 from tray.base.safe_text import clean_text
 from tray.core.away import AwayState, is_forwarded, menu_line
-from tray.core.away_config import AwaySettings, forwards_to_topic
+from tray.core.away_config import AwaySettings, without_topic
 from tray.core.labels import session_label
 from tray.core.policy.wording import Ping
 from tray.core.remote_sessions import clock_time, split_remote_id
@@ -106,7 +106,8 @@ class AwayRouting(NoRouting):
         forward = settings.forward
         if settings.answer is not None and phone is not None:
             # The answer topic gets each ping once, with its buttons: not from Apprise too.
-            forward = tuple(url for url in forward if not forwards_to_topic(url, settings.answer))
+            kept = (without_topic(url, settings.answer) for url in forward)
+            forward = tuple(url for url in kept if url is not None)
         self._forwarding = AwayForwarding(settings, Forwarder(forward, log))
         self._watch = PresenceMonitor(settings.after, post, environ, clock=clock, log=log)
         self._host = clean_text(hostname if hostname is not None else socket.gethostname())

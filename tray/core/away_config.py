@@ -148,27 +148,35 @@ def answer_server(url: str) -> str:
     return base.split("://", 1)[1].split("/", 1)[0]
 
 
-def forwards_to_topic(url: str, answer: str) -> bool:
-    """Whether the Apprise URL ``url`` publishes to ``answer``'s ntfy topic alone, on the
-    same server: then a ping goes there once, with its buttons, not a second time.
+def without_topic(url: str, answer: str) -> str | None:
+    """The Apprise URL ``url`` without ``answer``'s ntfy topic among the topics it
+    publishes to on that server (None when that was its only one): a ping then goes to
+    that topic once, with its buttons, and to the URL's other topics as before.
 
-    >>> forwards_to_topic("ntfys://ntfy.sh/alerts", "https://ntfy.sh/alerts")
+    >>> without_topic("ntfys://ntfy.sh/alerts", "https://ntfy.sh/alerts") is None
     True
-    >>> forwards_to_topic("ntfy://alerts", "https://ntfy.sh/alerts")
+    >>> without_topic("ntfy://alerts", "https://ntfy.sh/alerts") is None
     True
-    >>> forwards_to_topic("ntfys://ntfy.example.com/alerts", "https://ntfy.sh/alerts")
-    False
+    >>> without_topic("ntfys://ntfy.sh/team/alerts?priority=high", "https://ntfy.sh/alerts")
+    'ntfys://ntfy.sh/team?priority=high'
+    >>> without_topic("ntfys://ntfy.example.com/alerts", "https://ntfy.sh/alerts")
+    'ntfys://ntfy.example.com/alerts'
     """
-    match = _APPRISE_NTFY.fullmatch(url.strip())
+    text = url.strip()
+    match = _APPRISE_NTFY.fullmatch(text)
     if match is None:
-        return False
+        return text
     base, topic = ntfy_topic(answer)
     server = base.split("://", 1)[1].split("/", 1)[0].lower()
-    host, path = match.group(1).lower(), match.group(2) or ""
-    topics = [part for part in path.split("/") if part]
+    topics = [part for part in (match.group(2) or "").split("/") if part]
     if not topics:  # ntfy://TOPIC: Apprise's form for ntfy.sh
-        return server == "ntfy.sh" and match.group(1) == topic
-    return host == server and topics == [topic]
+        return None if server == "ntfy.sh" and match.group(1) == topic else text
+    if match.group(1).lower() != server or topic not in topics:
+        return text
+    kept = [part for part in topics if part != topic]
+    if not kept:
+        return None
+    return f"{text[: match.start(2)]}/{'/'.join(kept)}{text[match.end(2) :]}"
 
 
 def scheme_of(url: str) -> str:
@@ -284,9 +292,9 @@ __all__ = [
     "NtfyServer",
     "answer_server",
     "check_forward",
-    "forwards_to_topic",
     "ntfy_server",
     "ntfy_topic",
     "parse_away",
     "scheme_of",
+    "without_topic",
 ]
