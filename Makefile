@@ -19,6 +19,14 @@ FOCUS_DEBS := gnome-terminal kitty libgl1-mesa-dri xterm openbox konsole
 # runs headless (no xfce4-screensaver; light-locker needs logind and LightDM), so the
 # D-Bus sources are tested against fakes on a private bus.
 AWAY_DEBS :=
+# The desktops users have (issue: desktops), headless for real: GNOME Shell 43 with its
+# AppIndicator extension (gjs runs its notification service; Xwayland for X11 clients),
+# and KDE Plasma 5.27 on kwin_wayland (qtwayland5 keeps kded5 alive, plasma-desktop gives
+# plasmashell its corona). See ../shared/desktop-testing.md.
+GNOME_DEBS := gnome-shell gnome-shell-extension-appindicator gjs xwayland
+KDE_DEBS := kwin-wayland plasma-workspace kded5 plasma-framework libkscreenlocker5 \
+	qml-module-org-kde-kirigami2 qtwayland5 plasma-workspace-wayland plasma-desktop \
+	plasma-wayland-protocols
 # Real agents from npm, pinned, for the answering tests (issue: answer), in a folder of
 # their own; the stamp names the versions, so changing one reinstalls.
 # npm comes with NodeSource's nodejs, or as Debian's own package: install only when absent.
@@ -96,7 +104,7 @@ $(AGENTS_STAMP):
 
 test: setup lint agents
 	$(call apt_install,$(TEST_DEBS))
-	$(call apt_install,$(FOCUS_DEBS) $(AWAY_DEBS),--no-install-recommends)
+	$(call apt_install,$(FOCUS_DEBS) $(AWAY_DEBS) $(GNOME_DEBS) $(KDE_DEBS),--no-install-recommends)
 	NO_AT_BRIDGE=1 $(BIN)/python -m pytest -q
 
 # Claude Code's first frame is one of the start-up figures: the agents come too.

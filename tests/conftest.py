@@ -15,7 +15,12 @@ import signal
 import pytest
 
 # The fixtures of the private desktop and of the private sshd, for a test in any folder.
-pytest_plugins = ["helpers.desktop_fixtures", "helpers.sshd_fixtures"]
+pytest_plugins = [
+    "helpers.desktop_fixtures",
+    "helpers.gnome_fixtures",
+    "helpers.plasma_fixtures",
+    "helpers.sshd_fixtures",
+]
 
 # A run started under nohup (or by anything else that ignores SIGHUP) would hand that on to
 # every command the tests start under `tray run`, as a shell does; the tests of the
@@ -40,6 +45,8 @@ MARKING_FIXTURES = {
             "own_desktop",  # an Xvfb and a bus for one test (test_doctor.py)
             "spec12",  # a bus with a notification server of the test's own
             "buses",  # a session and a stand-in system bus (test_idle.py)
+            "gnome_shell",  # a real GNOME Shell, headless, for the session (gnome_fixtures)
+            "plasma",  # a real KDE Plasma on Wayland, for the session (plasma_fixtures)
         }
     ),
     "sshd": frozenset({"sshd"}),

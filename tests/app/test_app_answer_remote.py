@@ -44,6 +44,8 @@ class FakeNotifier:
         key: str,
         snooze: Sequence[str] = (),
         answer: AnswerTarget | None = None,
+        *,
+        icon: str = "calm",
     ) -> None:
         self.sent.append(title)
 

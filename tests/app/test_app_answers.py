@@ -51,6 +51,7 @@ class FakeNotifier:
     sent: list[tuple[str, str, str]] = field(default_factory=list)
     withdrawn: list[AnswerTarget] = field(default_factory=list)
     answers: list[AnswerTarget | None] = field(default_factory=list)
+    icons: list[str] = field(default_factory=list)
     on_answer: Any = None
 
     def send(  # noqa: PLR0917 - as Notifier.send
@@ -61,9 +62,12 @@ class FakeNotifier:
         key: str,
         snooze: Sequence[str] = (),
         answer: AnswerTarget | None = None,
+        *,
+        icon: str = "calm",
     ) -> None:
         self.sent.append((title, body, key))
         self.answers.append(answer)
+        self.icons.append(icon)
 
     def withdraw(self, target: AnswerTarget) -> None:
         self.withdrawn.append(target)
@@ -160,6 +164,7 @@ def test_a_changed_prompt_is_refused_with_one_short_notification(
     outcome = answer_now(handler, Answer(SID, "", since, "approve"), session(since))
     assert outcome == Outcome(False, f"api-server: {CHANGED}; not answered")
     assert notifier.sent == [(f"api-server: {CHANGED}; not answered", "", SID)]
+    assert notifier.icons == ["blocked"]  # amber: the prompt is the user's again
     assert end.typed == []
     assert notifier.withdrawn == [] and policy.told == []
 
@@ -268,3 +273,4 @@ def test_the_app_offers_the_answer_and_carries_it_out(
     assert end.typed == [b"1"]
     assert notifier.withdrawn == [target]
     assert notifier.sent == [("api-server needs approval", "approve Bash: ls", SID)]
+    assert notifier.icons == ["blocked"]

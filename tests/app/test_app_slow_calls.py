@@ -67,6 +67,8 @@ class TimedNotifier:
         key: str,
         snooze: Sequence[str] = (),
         answer: AnswerTarget | None = None,
+        *,
+        icon: str = "calm",
     ) -> None:
         self.sent.append((time.monotonic(), title, key))
         self.answers.append(answer)

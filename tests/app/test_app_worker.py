@@ -64,6 +64,8 @@ class FakeNotifier:
         key: str,
         snooze: Sequence[str] = (),
         answer: object = None,
+        *,
+        icon: str = "calm",
     ) -> None:
         self.sent.append((title, snooze))
 

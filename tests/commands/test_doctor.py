@@ -529,7 +529,7 @@ def test_answer_says_whether_it_is_on_and_for_which_apps(tmp_path: Path) -> None
         f"on for {', '.join(rest)} and {last} (Approve and Deny on their permission prompts)",
     )
     _with_config(tmp_path, '[answer.apps.pi]\napprove = "y"\ndeny = "n"\n')
-    assert "opencode, pi and qwen-code" in checks(run_doctor(env).stdout)["answer"][1]
+    assert "opencode, pi, qwen-code and tray-demo" in checks(run_doctor(env).stdout)["answer"][1]
     _with_config(tmp_path, "[answer]\nenabled = false\n")
     status, text = checks(run_doctor(env).stdout)["answer"]
     assert (status, text.split(":")[0]) == ("ok", "off ([answer] enabled = false)")

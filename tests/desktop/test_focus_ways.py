@@ -166,13 +166,19 @@ def test_konsole_on_kde_wayland_raises_through_kwin(fakes: Fakes) -> None:
     assert result.ok, result.message
     calls = fakes.gdbus()
     assert calls[0][2] == "org.kde.konsole.Window.setCurrentSession"
-    assert [call[:3] for call in calls[1:]] == [
+    # How many windows Konsole has: KWin finds its window by the process.
+    assert calls[1] == [
+        "org.kde.konsole-4242",
+        "/Windows",
+        "org.freedesktop.DBus.Introspectable.Introspect",
+    ]
+    assert [call[:3] for call in calls[2:]] == [
         ["org.kde.KWin", "/Scripting", "org.kde.kwin.Scripting.unloadScript"],
         ["org.kde.KWin", "/Scripting", "org.kde.kwin.Scripting.loadScript"],
         ["org.kde.KWin", "/Scripting/Script7", "org.kde.kwin.Script.run"],
         ["org.kde.KWin", "/Scripting", "org.kde.kwin.Scripting.unloadScript"],
     ]
-    path, plugin = calls[2][3:]
+    path, plugin = calls[3][3:]
     assert plugin == "'tray-focus'"
     assert path.startswith("'/") and path.endswith("/focus.js'")
 
@@ -180,7 +186,7 @@ def test_konsole_on_kde_wayland_raises_through_kwin(fakes: Fakes) -> None:
 def test_the_kwin_script_holds_only_the_pids() -> None:
     text = script([4242, 17])
     assert "var pids = [4242, 17];" in text
-    assert "workspace.activeWindow = mine[0]" in text
+    assert "workspace.activeWindow = w;" in text
 
 
 def test_ptyxis_on_x11_raises_its_window_and_says_the_tab_is_not_chosen(fakes: Fakes) -> None:

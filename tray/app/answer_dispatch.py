@@ -30,6 +30,7 @@ from tray.core.labels import session_label
 from tray.core.remote_sessions import split_remote_id
 from tray.core.session import Session
 from tray.core.ssh_commands import HostConfig
+from tray.core.view.overview import IconState
 from tray.launcher.answer_socket import send_answer, socket_path
 from tray.remote.actions import answer_remote
 from tray.state.store import valid_session_id
@@ -132,6 +133,8 @@ class _Shows(Protocol):
         key: str,
         snooze: Sequence[str] = (),
         answer: AnswerTarget | None = None,
+        *,
+        icon: IconState = "calm",
     ) -> None: ...
 
     def withdraw(self, target: AnswerTarget) -> None: ...
@@ -169,8 +172,9 @@ class AnswerDispatcher:
             self._notifier.withdraw(target)
         else:
             self._log.info("%s", outcome.line)
-            # Clicking it focuses the session, where the prompt can be answered by hand.
-            self._notifier.send(outcome.line, "", "normal", target.session_id)
+            # Clicking it focuses the session, where the prompt can be answered by hand:
+            # amber, as the prompt's own notification, since it is the user's again.
+            self._notifier.send(outcome.line, "", "normal", target.session_id, icon="blocked")
 
 
 __all__ = [

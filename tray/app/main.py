@@ -53,6 +53,7 @@ from tray.app.messages import (
 from tray.core.answer_target import AnswerTarget
 from tray.core.config import Config
 from tray.core.policy.notification_policy import NotificationPolicy
+from tray.core.policy.ping_icon import ping_icon
 from tray.core.policy.wording import Ping
 from tray.core.remote_sessions import HostStatus, RemoteState, remote_tmux, split_remote_id
 from tray.core.session import Session
@@ -301,7 +302,13 @@ class TrayApp:
     def _send(self, ping: Ping) -> None:
         key = ping.session_ids[0] if len(ping.session_ids) == 1 else ""
         self._notifier.send(
-            ping.title, ping.body, ping.urgency, key, snooze=ping.session_ids, answer=ping.answer
+            ping.title,
+            ping.body,
+            ping.urgency,
+            key,
+            snooze=ping.session_ids,
+            answer=ping.answer,
+            icon=ping_icon(ping),
         )
         self._routing.ping(ping)
 

@@ -3,8 +3,12 @@ without installing any agent.
 
 ``tray demo`` starts ``tray app`` in the background when none runs, then runs this module
 with ``--script`` under ``tray run --name demo``. The script pretends to be an agent: it
-reports working, blocked on a permission, working again and done, and waits for Enter or a
-timeout at the permission. It runs nothing, writes no file and answers nothing.
+reports working, blocked on a permission, working again and done. At the permission it
+waits for an answer: Enter or "y" approves, "n" denies, and a timeout approves. Its app,
+``tray-demo``, has a rules file of its own (``tray/core/agents/tray-demo.toml``) whose keys
+are those two letters, so the notification offers Approve and Deny, and tray's answer
+reaches the script as typed keys, through the same gate as a real agent's. It runs
+nothing and writes no file.
 """
 
 from __future__ import annotations
@@ -18,9 +22,10 @@ import subprocess
 import sys
 import termios
 import time
-from collections.abc import Callable, Sequence
+import tty
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Final
+from typing import Final, Literal
 
 from tray.base.exit_codes import INTERRUPTED
 from tray.protocol.report import Report, encode_sequence
@@ -41,8 +46,16 @@ DEFAULT_STEP_SECONDS: Final = 2.5
 DEFAULT_BLOCKED_SECONDS: Final = 15.0
 MAX_SECONDS: Final = 3600.0
 
+# Its rules file (tray/core/agents/tray-demo.toml) is named after it and gives the keys
+# below: tray's Approve types "y", its Deny "n".
 APP_NAME: Final = "tray-demo"
 REQUEST: Final = "approve Bash: touch demo.txt"
+APPROVE_KEYS: Final = frozenset(b"yY\r\n")
+DENY_KEYS: Final = frozenset(b"nN")
+# What a terminal sends for an end of input while it is not in canonical mode (VEOF).
+END_OF_INPUT: Final = 0x04
+
+Answer = Literal["approve", "deny"]
 
 
 class AppStartError(Exception):
@@ -180,29 +193,59 @@ def drop_typeahead(fd: int) -> None:
             termios.tcflush(fd, termios.TCIFLUSH)
 
 
-def wait_for_enter(fd: int, timeout: float) -> bool:
-    """True when a line (Enter) arrives on ``fd`` within ``timeout`` seconds.
+@contextlib.contextmanager
+def keys_at_once(fd: int) -> Iterator[None]:
+    """While inside: ``fd``'s terminal hands over each key as it comes, not each line, so
+    that a "y" alone (what tray's Approve types) counts. Not a terminal: as it is."""
+    try:
+        saved = termios.tcgetattr(fd)
+    except (OSError, termios.error):
+        yield
+        return
+    try:
+        tty.setcbreak(fd, termios.TCSANOW)
+        yield
+    finally:
+        with contextlib.suppress(OSError, termios.error):
+            termios.tcsetattr(fd, termios.TCSANOW, saved)
+
+
+def answer_in(data: bytes) -> Answer | None:
+    """The first answer among the keys ``data`` holds; any other key is no answer."""
+    for key in data:
+        if key in APPROVE_KEYS:
+            return "approve"
+        if key in DENY_KEYS:
+            return "deny"
+    return None
+
+
+def wait_for_answer(fd: int, timeout: float) -> Answer | None:
+    """The answer typed on ``fd`` within ``timeout`` seconds: Enter or "y" approves, "n"
+    denies. None when the time is up.
 
     An end of input is no answer: the timeout answers instead.
     """
     deadline = time.monotonic() + timeout
     listening = True
-    while (remaining := deadline - time.monotonic()) > 0:
-        if not listening:
-            time.sleep(remaining)
-            break
-        try:
-            readable, _, _ = select.select([fd], [], [], remaining)
-            data = os.read(fd, 1024) if readable else None
-        except (OSError, ValueError):
-            data = b""
-        if data is None:
-            break
-        if not data:
-            listening = False
-        elif b"\n" in data or b"\r" in data:
-            return True
-    return False
+    with keys_at_once(fd):
+        while (remaining := deadline - time.monotonic()) > 0:
+            if not listening:
+                time.sleep(remaining)
+                break
+            try:
+                readable, _, _ = select.select([fd], [], [], remaining)
+                data = os.read(fd, 1024) if readable else None
+            except (OSError, ValueError):
+                data = b""
+            if data is None:
+                break
+            answer = answer_in(data)
+            if answer is not None:
+                return answer
+            if not data or END_OF_INPUT in data:
+                listening = False
+    return None
 
 
 def run_script(step_seconds: float, blocked_seconds: float) -> int:
@@ -214,10 +257,16 @@ def run_script(step_seconds: float, blocked_seconds: float) -> int:
         _report("blocked", REQUEST, kind="permission")
         _say(f"* Needs approval: {REQUEST}")
         _say(
-            f"  Press Enter to approve (nothing is run), or wait {blocked_seconds:g} s "
-            "and the demo approves for you."
+            "  Press Enter to approve (n denies), or click Approve or Deny on the "
+            f"notification. Nothing is run. In {blocked_seconds:g} s the demo approves for you."
         )
-        if wait_for_enter(0, blocked_seconds):
+        answer = wait_for_answer(0, blocked_seconds)
+        if answer == "deny":
+            _say("  Denied. A real agent would now wait for your next message.")
+            _report("done", "Demo finished: denied")
+            _say("* Done: demo finished. `tray status` lists the session.")
+            return 0
+        if answer == "approve":
             _say("  Approved.")
         else:
             _say(f"  No answer within {blocked_seconds:g} s; carrying on as if approved.")
@@ -273,7 +322,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         type=parse_seconds,
         default=DEFAULT_BLOCKED_SECONDS,
-        help="how long the permission waits for Enter before approving itself "
+        help="how long the permission waits for an answer before approving itself "
         f"(default: {DEFAULT_BLOCKED_SECONDS:g})",
     )
 

@@ -97,6 +97,9 @@ def _gtk_icon_class(base: type[Any]) -> type[Any]:
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             # Before pystray's own setup, which may already ask for the menu.
             self._menus = GtkMenus(self)
+            # pystray's appindicator _show reads it; only its own _update_menu, which
+            # ours replaces, would have set it (see _create_default_menu).
+            self._menu_handle: Any = None
             super().__init__(*args, **kwargs)
 
         def _update_menu(self) -> None:
@@ -126,16 +129,32 @@ def _gtk_icon_class(base: type[Any]) -> type[Any]:
                 self._menu_handle = handle  # None: no menu
                 return
             if handle is None:
-                # An indicator needs a menu: pystray's shows the default item alone.
-                try:
-                    handle = self._create_default_menu()
-                except StopIteration:
+                if self.menu is not None and not _has_default_item(self.menu):
                     # No default item either: pystray's update fails quietly here,
                     # and the menu shown stays.
                     log.debug("the menu shows nothing and has no default item")
                     return
+                # An indicator needs a menu: pystray's shows the default item alone.
+                handle = self._create_default_menu()
             self._menu_handle = handle
             self._appindicator.set_menu(handle)
+
+        def _create_default_menu(self) -> Any:
+            """pystray's menu of the default item alone, or an empty one when the menu
+            has no default item (where pystray's raises StopIteration); appindicator only.
+
+            pystray's _show gives the indicator ``_menu_handle`` or this. It runs on the
+            GTK thread, where an error is swallowed and the rest of _show skipped: the
+            icon stayed passive, registered but never shown. Seen on GNOME Shell, about
+            one start in five under load, when the icon was shown before the first menu
+            was handed (then with no ``_menu_handle`` at all). The real menu replaces
+            this one once built.
+            """
+            if self.menu is None or _has_default_item(self.menu):
+                return super()._create_default_menu()
+            from gi.repository import Gtk  # noqa: PLC0415  (present with these backends)
+
+            return Gtk.Menu.new()
 
         def _on_status_icon_activate(self, status_icon: Any) -> None:
             # The gtk backend's left click runs the menu's default item (focus the most
@@ -164,6 +183,11 @@ def _gtk_icon_class(base: type[Any]) -> type[Any]:
                 log.debug("ignoring error from pystray shutdown: %s", error)
 
     return GtkIcon
+
+
+def _has_default_item(menu: Any) -> bool:
+    """Whether a pystray menu (or None) has an item marked default."""
+    return menu is not None and any(item.default for item in menu.items)
 
 
 def _xorg_icon_class(base: type[Any]) -> type[Any]:

@@ -9,6 +9,11 @@ On Linux it also asks the bus itself, before each notification, whether a server
 reports a missing server, and warns with a traceback for every notification. Asking
 first gives one warning per outage, and the server's capabilities (``body-markup``),
 which desktop-notifier does not expose.
+
+Each notification carries tray's own icon for the state it reports (amber for a prompt,
+red for a failure, ...), as the file's ``file://`` URI in ``app_icon``: without one,
+GNOME Shell draws a stock icon of its own (on a critical one, ``dialog-error``: a "no
+entry" sign) (:mod:`tray.outlets.notification_icons`).
 """
 
 from __future__ import annotations
@@ -23,13 +28,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 
-from desktop_notifier import Button, DesktopNotifier, Urgency
+from desktop_notifier import Button, DesktopNotifier, Icon, Urgency
 
 from tray.base.safe_text import clean_text, escape_markup
 from tray.core.answer_target import APPROVE_LABEL, DENY_LABEL, AnswerTarget
+from tray.core.view.overview import IconState
 from tray.desktop.bus import NOTIFICATIONS, BusCallError, activate, name_owner
 from tray.desktop.bus import capabilities as bus_capabilities
 from tray.outlets.activation_tokens import ActivationTokens
+from tray.outlets.notification_icons import NotificationIcons
 
 # desktop-notifier depends on dbus-fast on Linux only; elsewhere it talks to the
 # platform's own notification centre, which renders no markup.
@@ -64,6 +71,7 @@ class _Pending:
     key: str
     snooze: tuple[str, ...]
     answer: AnswerTarget | None = None
+    icon: IconState = "calm"
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +108,7 @@ class Notifier:
         self._shown: OrderedDict[AnswerTarget, list[str]] = OrderedDict()
         self._withdrawals: set[asyncio.Task[None]] = set()
         self._log = log
+        self._icons = NotificationIcons(log)
         self._desktop = self._new_desktop_notifier()
         self._bus: MessageBus | None = None
         self._server: _Server | None = None
@@ -119,6 +128,8 @@ class Notifier:
         key: str,
         snooze: Sequence[str] = (),
         answer: AnswerTarget | None = None,
+        *,
+        icon: IconState = "calm",
     ) -> None:
         """Queue one notification; returns at once and never raises for delivery trouble.
 
@@ -127,6 +138,7 @@ class Notifier:
         ``on_snooze``, the notification has a "Snooze 1 h" button that hands those ids
         to ``on_snooze``; they never leave the process either. With ``answer`` and an
         ``on_answer``, it also has "Approve" and "Deny", which hand the target back.
+        ``icon`` is the state it reports: it shows tray's icon of that state.
         """
         level = URGENCIES.get(urgency)
         if level is None:
@@ -135,7 +147,7 @@ class Notifier:
             self._log.debug("notifier closed; dropping a notification")
             return
         pending = _Pending(
-            clean_text(title), clean_text(body), level, key, tuple(snooze), answer=answer
+            clean_text(title), clean_text(body), level, key, tuple(snooze), answer, icon
         )
         try:
             self._loop.call_soon_threadsafe(self._enqueue, pending)
@@ -189,6 +201,7 @@ class Notifier:
         finally:
             _release(self._desktop)
             self._disconnect()
+            self._icons.close()
 
     async def _deliver(self, pending: _Pending) -> None:
         server = await self._find_server()
@@ -205,10 +218,12 @@ class Notifier:
                     identifier=SNOOZE_ACTION,
                 )
             )
+        icon_path = self._icons.path(pending.icon)
         identifier = await self._desktop.send(
             pending.title,
             body,
             urgency=pending.urgency,
+            icon=None if icon_path is None else Icon(path=icon_path),
             buttons=buttons,
             on_clicked=lambda: self._clicked(pending.key),
             on_dispatched=lambda: dispatched.append(True),
@@ -306,7 +321,8 @@ class Notifier:
             self._log.exception("handling a notification's snooze failed")
 
     def _new_desktop_notifier(self) -> DesktopNotifier:
-        # No app icon: desktop-notifier's default is the Python logo.
+        # No app icon: desktop-notifier's default is the Python logo. Each notification
+        # names its own icon instead, the state's.
         return DesktopNotifier(app_name=self._app_name, app_icon=None)
 
     async def _find_server(self) -> _Server:

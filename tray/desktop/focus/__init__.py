@@ -87,7 +87,7 @@ def _steps(
 
     add(tmux.plan(terminal))
     # GNOME Terminal's provider and kitty's focus-window present the window themselves.
-    raises_window = add(gnome_terminal.plan(terminal, env)) | add(kitty.plan(terminal))
+    raises_window = add(gnome_terminal.plan(terminal, env, token)) | add(kitty.plan(terminal))
     add(wezterm.plan(terminal))
     add(konsole.plan(terminal))
     if raises_window:
@@ -95,10 +95,12 @@ def _steps(
     if ptyxis.applies(terminal):
         if add(ptyxis.plan(terminal, env, token)):
             reasons.append(ptyxis.NO_TAB)
+    elif kwin.is_kde_wayland(env) and TERMINAL_PID_KEY in terminal:
+        # Before WINDOWID: Konsole on Wayland sets it to a number that is no X11 window.
+        # KWin knows both kinds of window.
+        add(kwin.plan(terminal))
     elif "WINDOWID" in terminal:
         add(x11.plan_window_id(terminal, env))
-    elif kwin.is_kde_wayland(env):
-        add(kwin.plan(terminal))
     elif x11.display_for(terminal, env) is not None:
         add(x11.plan_process(terminal, env))
     elif env.get("WAYLAND_DISPLAY") and not steps:
@@ -160,6 +162,8 @@ def check_focus(environ: Mapping[str, str]) -> FocusCheck:
     uses_provider = any(step.what == "GNOME Terminal tab" for step in way.steps)
     if uses_provider and gnome_terminal.provider_enabled(service, environ) is False:
         return FocusCheck(False, gnome_terminal.PROVIDER_OFF)
+    if uses_provider and gnome_terminal.gnome_wayland(environ):
+        return FocusCheck(True, f"{reason} ({gnome_terminal.GNOME_WAYLAND_NOTE})")
     if "KITTY_WINDOW_ID" in terminal and "KITTY_LISTEN_ON" not in terminal:
         return FocusCheck(True, f"{reason} (to select kitty's window: {kitty.HOW_TO_ENABLE})")
     return FocusCheck(True, reason)

@@ -4,6 +4,14 @@
 reports no failure whatever it is given, so ``GetResultMetas`` is asked first whether
 the server knows that UUID. GNOME Terminal 3.46 and later export the provider only when
 ``shell-integration-enabled`` is on, and read it when the server starts.
+
+On GNOME Shell's Wayland (measured on 43, GNOME Terminal a Wayland client) the provider
+still selects the tab, but the window stays behind: mutter marks it as demanding
+attention, and the shell shows its own notification "“<title>” is ready", whose click
+brings the window forward. GNOME Shell 43's notification server hands over no
+activation token on a click. Where a token comes, it goes to the server first as
+GApplication platform data (``org.freedesktop.Application.Activate``): GTK keeps it for
+the next window it presents, the provider's, and mutter then raises that window.
 """
 
 from __future__ import annotations
@@ -13,15 +21,22 @@ from collections.abc import Mapping
 
 from . import x11
 from ._dbus import DBusError, call
-from ._tools import UNIQUE_NAME, FocusResult, Step, quoted
+from ._tools import ACTIVATION_TOKEN, UNIQUE_NAME, FocusResult, Step, platform_data, quoted
 
 PROVIDER_PATH = "/org/gnome/Terminal/SearchProvider"
+APPLICATION_PATH = "/org/gnome/Terminal"
 PROVIDER = "org.gnome.Shell.SearchProvider2"
 WELL_KNOWN = "org.gnome.Terminal"
 ENABLE_COMMAND = "gsettings set org.gnome.Terminal.Legacy.Settings shell-integration-enabled true"
 PROVIDER_OFF = (
     "GNOME Terminal's search provider is off, so the tab cannot be selected: run "
     f"`{ENABLE_COMMAND}`, then restart GNOME Terminal"
+)
+# What GNOME Shell on Wayland leaves to the user: one clause, as the menu shows a
+# message's parts ("; ") on lines of their own.
+GNOME_WAYLAND_NOTE = (
+    'GNOME Shell on Wayland keeps the window behind and shows "<tab title> is ready": '
+    "click that notification to bring it forward"
 )
 
 # The screen's object path; its last part is the UUID with "_" for "-".
@@ -31,7 +46,15 @@ _SCREEN = re.compile(
 )
 
 
-def plan(terminal: Mapping[str, str], env: Mapping[str, str]) -> Step | str | None:
+def gnome_wayland(env: Mapping[str, str]) -> bool:
+    """The app runs in a GNOME Shell Wayland session (Ubuntu's says "ubuntu:GNOME")."""
+    desktops = env.get("XDG_CURRENT_DESKTOP", "").split(":")
+    return bool(env.get("WAYLAND_DISPLAY")) and "GNOME" in desktops
+
+
+def plan(
+    terminal: Mapping[str, str], env: Mapping[str, str], token: str | None = None
+) -> Step | str | None:
     if "GNOME_TERMINAL_SCREEN" not in terminal:
         return None
     screen = terminal["GNOME_TERMINAL_SCREEN"]
@@ -43,11 +66,20 @@ def plan(terminal: Mapping[str, str], env: Mapping[str, str]) -> Step | str | No
         return "GNOME Terminal: its service's bus name was not recorded"
     uuid = match.group(1).replace("_", "-")
     fallback = x11.plan_process(terminal, env, owner="GNOME Terminal")
-    return Step("GNOME Terminal tab", lambda app_env: _activate(service, uuid, fallback, app_env))
+    if token is not None and not ACTIVATION_TOKEN.fullmatch(token):
+        token = None
+    return Step(
+        "GNOME Terminal tab",
+        lambda app_env: _activate(service, uuid, fallback, token, app_env),
+    )
 
 
 def _activate(
-    service: str, uuid: str, fallback: Step | str | None, env: Mapping[str, str]
+    service: str,
+    uuid: str,
+    fallback: Step | str | None,
+    token: str | None,
+    env: Mapping[str, str],
 ) -> FocusResult:
     try:
         metas = call(service, PROVIDER_PATH, f"{PROVIDER}.GetResultMetas", [f"['{uuid}']"], env)
@@ -59,11 +91,31 @@ def _activate(
         return FocusResult(False, f"GNOME Terminal did not answer: {error}")
     if f"'{uuid}'" not in metas:
         return FocusResult(False, "GNOME Terminal: the session's tab is closed")
+    handed = token is not None and _hand_token(service, token, env)
     try:
         call(service, PROVIDER_PATH, f"{PROVIDER}.ActivateResult", [uuid, "[]", "0"], env)
     except DBusError as error:
         return FocusResult(False, f"GNOME Terminal could not select the tab: {error}")
+    if handed:
+        return FocusResult(True, "selected the GNOME Terminal tab, with an activation token")
+    if gnome_wayland(env):
+        return FocusResult(
+            True, f"selected the GNOME Terminal tab; {GNOME_WAYLAND_NOTE}", partial=True
+        )
     return FocusResult(True, "selected the GNOME Terminal tab")
+
+
+def _hand_token(service: str, token: str, env: Mapping[str, str]) -> bool:
+    """Give the server the click's token for the window it presents next. A server
+    whose application object is elsewhere (another --app-id) goes on without it."""
+    try:
+        call(
+            service, APPLICATION_PATH, "org.freedesktop.Application.Activate",
+            [platform_data(token)], env,
+        )  # fmt: skip
+    except DBusError:
+        return False
+    return True
 
 
 def _raise_window(fallback: Step | str | None, env: Mapping[str, str]) -> FocusResult:

@@ -2,6 +2,10 @@
 
 ``org.kde.konsole.Window.setCurrentSession`` selects the tab; it does not raise the
 window, so the window way (WINDOWID on X11, KWin on Wayland) follows it.
+
+On Plasma's Wayland, KWin finds a Konsole window by its process, and one process may
+have several windows with nothing to tell KWin which holds the tab; then the result says
+so (measured on Konsole 22.12: the tab is selected, the window stays where it is).
 """
 
 from __future__ import annotations
@@ -9,12 +13,14 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from . import kwin
 from ._dbus import DBusError, call
 from ._tools import UNIQUE_NAME, FocusResult, Step
 
 _SERVICE = re.compile(r"org\.kde\.konsole(-[0-9]{1,9})?")
 _SESSION = re.compile(r"/Sessions/([0-9]{1,6})")
 _WINDOW = re.compile(r"/Windows/[0-9]{1,6}")
+_WINDOW_NODE = re.compile(r'<node name="[0-9]{1,6}"')
 WINDOW_INTERFACE = "org.kde.konsole.Window"
 
 
@@ -40,4 +46,22 @@ def _select(service: str, window: str, session: str, env: Mapping[str, str]) -> 
         if error.gone:
             return FocusResult(False, "Konsole: the session's Konsole has exited")
         return FocusResult(False, f"Konsole could not select the tab: {error}")
-    return FocusResult(True, f"selected Konsole tab {session}")
+    selected = f"selected Konsole tab {session}"
+    windows = _window_count(service, env) if kwin.is_kde_wayland(env) else 1
+    if windows > 1:
+        return FocusResult(
+            True,
+            f"{selected}; Konsole has {windows} windows open, and KWin cannot be told which "
+            "one holds the tab, so it may stay behind",
+            partial=True,
+        )
+    return FocusResult(True, selected)
+
+
+def _window_count(service: str, env: Mapping[str, str]) -> int:
+    """How many windows the Konsole of ``service`` has (its /Windows/N objects)."""
+    try:
+        xml = call(service, "/Windows", "org.freedesktop.DBus.Introspectable.Introspect", [], env)
+    except DBusError:
+        return 0
+    return len(_WINDOW_NODE.findall(xml))

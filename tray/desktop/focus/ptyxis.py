@@ -9,17 +9,15 @@ token, which is what lets a Wayland compositor raise it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 
 from . import x11
 from ._dbus import DBusError, call, has_owner
-from ._tools import FocusResult, Step
+from ._tools import ACTIVATION_TOKEN, FocusResult, Step, platform_data
 
 BUS_NAME = "org.gnome.Ptyxis"
 OBJECT = "/org/gnome/Ptyxis"
 NO_TAB = "Ptyxis tells a tab no id of its own, so only its window is raised"
-TOKEN = re.compile(r"[A-Za-z0-9_.:/+=-]{1,200}")
 
 
 def applies(terminal: Mapping[str, str]) -> bool:
@@ -31,16 +29,11 @@ def plan(
 ) -> Step | str | None:
     if not applies(terminal):
         return None
-    if token is not None and TOKEN.fullmatch(token) and env.get("WAYLAND_DISPLAY"):
+    if token is not None and ACTIVATION_TOKEN.fullmatch(token) and env.get("WAYLAND_DISPLAY"):
         return Step(
             "Ptyxis window, with an activation token", lambda app_env: _present(token, app_env)
         )
     return x11.plan_process(terminal, env, owner="Ptyxis")
-
-
-def present_args(token: str) -> list[str]:
-    # Both keys: GTK 4 reads "activation-token", older toolkits "desktop-startup-id".
-    return [f"{{'activation-token': <'{token}'>, 'desktop-startup-id': <'{token}'>}}"]
 
 
 def _present(token: str, env: Mapping[str, str]) -> FocusResult:
@@ -48,7 +41,7 @@ def _present(token: str, env: Mapping[str, str]) -> FocusResult:
     if not has_owner(BUS_NAME, env):
         return FocusResult(False, "Ptyxis is not running")
     try:
-        call(BUS_NAME, OBJECT, "org.freedesktop.Application.Activate", present_args(token), env)
+        call(BUS_NAME, OBJECT, "org.freedesktop.Application.Activate", [platform_data(token)], env)
     except DBusError as error:
         return FocusResult(False, f"Ptyxis could not be presented: {error}")
     return FocusResult(True, f"presented the Ptyxis window; {NO_TAB}")

@@ -3,10 +3,14 @@
 Two kinds of source, each tried in the order of :data:`monitor.SOURCES`; the first of
 each kind that answers wins and is named (for ``tray doctor``):
 - lock: logind's session ``LockedHint`` (system bus, :mod:`.logind`), then
-  ``org.freedesktop.ScreenSaver`` ``GetActive`` with its ``ActiveChanged`` signal
-  (:mod:`.screensaver_lock`);
+  ``GetActive`` with its ``ActiveChanged`` signal of GNOME's ``org.gnome.ScreenSaver``
+  interface (:mod:`.gnome_screensaver`: GNOME has no working
+  ``org.freedesktop.ScreenSaver``), then of ``org.freedesktop.ScreenSaver``
+  (:mod:`.screensaver_lock`), the two sharing :mod:`._active_lock`;
 - idle: GNOME's ``org.gnome.Mutter.IdleMonitor`` (idle and user-active watches, so no
-  polling, also on Wayland: :mod:`.mutter`), then
+  polling, also on Wayland: :mod:`.mutter`), then the Wayland compositor's
+  ``ext_idle_notifier_v1`` (KWin's, on Plasma's Wayland; idled and resumed events on a
+  connection of its own: :mod:`.wayland_idle`), then
   ``org.freedesktop.ScreenSaver.GetSessionIdleTime`` (KDE's ksmserver on X11:
   :mod:`.screensaver_idle`), then X11's MIT-SCREEN-SAVER extension through python-xlib
   (:mod:`.x11`).

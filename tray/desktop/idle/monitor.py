@@ -21,18 +21,22 @@ from tray.core.away import AwayState, AwayTracker
 from tray.desktop.bus import connect
 
 from ._source import Desk, IdleQuery, Kind, Source
+from .gnome_screensaver import GnomeScreenSaverLock
 from .logind import LockedHint
 from .mutter import MutterIdleMonitor
 from .screensaver_idle import ScreenSaverIdleTime
 from .screensaver_lock import ScreenSaverLock
+from .wayland_idle import WaylandIdleNotifier
 from .x11 import X11IdleTime
 
 # Tried in this order; the first of each kind that answers wins. A new source is one
 # module and one line here.
 SOURCES: tuple[type[Source], ...] = (
     LockedHint,
+    GnomeScreenSaverLock,
     ScreenSaverLock,
     MutterIdleMonitor,
+    WaylandIdleNotifier,
     ScreenSaverIdleTime,
     X11IdleTime,
 )

@@ -1,0 +1,28 @@
+"""Which icon a ping carries: the state it reports, the most urgent for a summary."""
+
+from __future__ import annotations
+
+from tray.core.policy.ping_icon import icon_for_states, ping_icon
+from tray.core.policy.wording import Ping, summary_ping
+
+
+def ping(*states: str, session: str = "s") -> Ping:
+    return Ping("t", "b", "normal", (session,), states=frozenset(states), label=session)
+
+
+def test_each_state_is_its_own_icon() -> None:
+    assert ping_icon(ping("blocked")) == "blocked"
+    assert ping_icon(ping("error")) == "error"
+    assert ping_icon(ping("done")) == "done"
+
+
+def test_a_summary_shows_its_most_urgent_state() -> None:
+    mixed = summary_ping([ping("done", session="a"), ping("error", session="b")])
+    assert ping_icon(mixed) == "error"
+    mixed = summary_ping([ping("error", session="a"), ping("blocked", session="b")])
+    assert ping_icon(mixed) == "blocked"
+
+
+def test_no_state_it_knows_is_calm() -> None:
+    assert ping_icon(ping()) == "calm"
+    assert icon_for_states({"", "idle"}) == "calm"
