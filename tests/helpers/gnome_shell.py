@@ -438,15 +438,19 @@ def _start_gdm_standin(
 
 
 def _settings(env: dict[str, str]) -> None:
-    """The shell's settings, in dconf before it starts: the two extensions on, and the
-    welcome tour taken (it would open a dialog over everything)."""
+    """The shell's settings, in dconf before it starts: the two extensions on, the
+    welcome tour taken (it would open a dialog over everything), and the screen never
+    blanked for idleness: the shell lives for the whole run, and a quiet stretch of other
+    tests longer than GNOME's 5 minutes would blank (and lock) it under a later test.
+    ``Lock()`` still locks."""
     extensions = GLib.Variant("as", [APPINDICATOR_EXTENSION, UNSAFE_MODE_EXTENSION]).print_(False)
-    for key, value in (
-        ("enabled-extensions", extensions),
-        ("welcome-dialog-last-shown-version", "'999'"),
+    for schema, key, value in (
+        ("org.gnome.shell", "enabled-extensions", extensions),
+        ("org.gnome.shell", "welcome-dialog-last-shown-version", "'999'"),
+        ("org.gnome.desktop.session", "idle-delay", "uint32 0"),
     ):
         subprocess.run(
-            ["gsettings", "set", "org.gnome.shell", key, value],
+            ["gsettings", "set", schema, key, value],
             env=env,
             capture_output=True,
             timeout=TOOL_TIMEOUT,

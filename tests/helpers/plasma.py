@@ -284,6 +284,12 @@ def _plasma_env(directory: Path, session: str, system: str) -> dict[str, str]:
     }
     for path in paths.values():
         path.mkdir(parents=True, exist_ok=True)
+    # Plasma lives for the whole run, and KWin's locker would lock it after 5 minutes
+    # without input (its default), under whichever later test comes then; Lock() still
+    # locks.
+    (paths["XDG_CONFIG_HOME"] / "kscreenlockerrc").write_text(
+        "[Daemon]\nAutolock=false\nLockOnResume=false\nTimeout=0\n"
+    )
     env = base_env(
         DBUS_SESSION_BUS_ADDRESS=session,
         DBUS_SYSTEM_BUS_ADDRESS=system,
