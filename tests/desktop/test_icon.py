@@ -192,7 +192,9 @@ class Driver(DriverProgram):
 
 
 @pytest.fixture
-def start_driver(desktop_env: dict[str, str], tmp_path: Path) -> Iterator[Any]:
+def start_driver(
+    desktop_env: dict[str, str], tmp_path: Path, no_notifications: None
+) -> Iterator[Any]:
     drivers: list[Driver] = []
 
     def start(backend: str, env: Mapping[str, str] | None = None) -> Driver:

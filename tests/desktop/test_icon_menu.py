@@ -165,7 +165,9 @@ class MenuDriver(DriverProgram):
 
 
 @pytest.fixture
-def start_driver(desktop_env: dict[str, str], tmp_path: Path) -> Iterator[Any]:
+def start_driver(
+    desktop_env: dict[str, str], tmp_path: Path, no_notifications: None
+) -> Iterator[Any]:
     drivers: list[MenuDriver] = []
 
     def start(backend: str) -> MenuDriver:

@@ -92,6 +92,15 @@ def dunst(xvfb_display: str, session_bus: str, desktop_dir: Path) -> Iterator[Du
 
 
 @pytest.fixture
+def no_notifications(dunst: Dunst) -> None:
+    """The shared screen with no notification left on it by an earlier test: dunst's
+    popups stay until closed, stack down from the top left, and would cover a tray's
+    icon or read as an open menu (tray's carry its state's icon, and are as tall as a
+    menu)."""
+    dunst.close_all()
+
+
+@pytest.fixture
 def bus_monitor(session_bus: str, tmp_path: Path) -> Iterator[BusMonitor]:
     """dbus-monitor on ``session_bus`` for one test, watching the
     org.freedesktop.Notifications interface, and attached before the test runs.
@@ -186,4 +195,7 @@ def start_app(
     yield start
     for app in started:
         stop_process(app.proc)
+    # What the apps showed goes with them: the screen is shared by the whole run.
+    dunst.close_all()
+    for app in started:
         assert "Traceback" not in app.log, app.log

@@ -69,9 +69,18 @@ def tray_box(display: str, wm_class: tuple[str, str]) -> Box | None:
     return max(boxes, key=lambda box: box.width * box.height, default=None)
 
 
+# dunst's popups are override-redirect windows too, and tray's are as tall as a menu.
+_NOT_MENUS = frozenset({("Dunst", "Dunst")})
+
+
 def menu_boxes(display: str) -> list[Box]:
-    """Open popup menus: override-redirect windows too tall to be a tooltip."""
-    return [box for _, box, popup in _viewable_toplevels(display) if popup and box.height >= 60]
+    """Open popup menus: override-redirect windows too tall to be a tooltip (and not a
+    notification)."""
+    return [
+        box
+        for wm_class, box, popup in _viewable_toplevels(display)
+        if popup and box.height >= 60 and wm_class not in _NOT_MENUS
+    ]
 
 
 def grab(display: str, box: Box) -> Image.Image:

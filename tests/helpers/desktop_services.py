@@ -107,6 +107,13 @@ def start_xvfb(log: Path) -> tuple[subprocess.Popen[bytes], str]:
                 # Without it Xvfb resets when its last client leaves, and a quick
                 # reconnect is refused.
                 "-noreset",
+                # No screen saver: the display lives for the whole run, and after 10
+                # minutes without input (between the tests that give it some) the server
+                # blanked it under a full-screen override-redirect window, which the icon
+                # tests then took for an open menu over a black tray. The idle time that
+                # MIT-SCREEN-SAVER reports counts on regardless.
+                "-s",
+                "0",
                 "-displayfd",
                 str(write_end),
                 "-screen",
