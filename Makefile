@@ -20,9 +20,10 @@ FOCUS_DEBS := gnome-terminal kitty libgl1-mesa-dri xterm openbox konsole
 # D-Bus sources are tested against fakes on a private bus.
 AWAY_DEBS :=
 # The desktops users have (issue: desktops), headless for real: GNOME Shell 43 with its
-# AppIndicator extension (gjs runs its notification service; Xwayland for X11 clients),
-# and KDE Plasma 5.27 on kwin_wayland (qtwayland5 keeps kded5 alive, plasma-desktop gives
-# plasmashell its corona). See ../shared/desktop-testing.md.
+# AppIndicator extension (gjs runs its notification service), and KDE Plasma 5.27 on
+# kwin_wayland (Xwayland for the X11 clients there; qtwayland5 keeps kded5 alive,
+# plasma-desktop gives plasmashell its corona). How the tests start them:
+# tests/helpers/gnome_shell.py and tests/helpers/plasma.py.
 GNOME_DEBS := gnome-shell gnome-shell-extension-appindicator gjs xwayland
 KDE_DEBS := kwin-wayland plasma-workspace kded5 plasma-framework libkscreenlocker5 \
 	qml-module-org-kde-kirigami2 qtwayland5 plasma-workspace-wayland plasma-desktop \

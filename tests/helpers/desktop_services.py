@@ -4,7 +4,7 @@ dbus-monitor, trayer and an SNI host.
 Each ``start_*`` function starts one process with Popen, waits on a condition (never a
 fixed sleep) until it is ready, and stops it by its own pid when start-up fails half way.
 Stopping after that is the caller's job (``stop_process`` or the handle's ``stop``);
-the fixtures in conftest.py do it in teardown. See /work/shared/desktop-testing.md.
+the fixtures in conftest.py do it in teardown.
 """
 
 from __future__ import annotations

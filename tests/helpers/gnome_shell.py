@@ -16,7 +16,7 @@ compositor, so a click is a real pointer event that the shell handles as a user'
 
 No Xwayland: mutter refuses to start it unless ``/tmp/.X11-unix`` is world-writable,
 which is not so on every machine, and the clients tested here (GTK 3 through PyGObject,
-GNOME Terminal) are Wayland clients. See /work/shared/desktop-testing.md.
+GNOME Terminal) are Wayland clients.
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ with a private runtime directory and home.
 :func:`start_plasma` starts them in the order Plasma needs, waiting after each on what it
 owns on the bus (never a fixed sleep), and returns a :class:`Plasma` handle: ``env`` for
 clients of that desktop, D-Bus calls through ``gdbus``, KWin scripts with their results,
-and screenshots. ``stop`` ends every process it started, by pid. See
-/work/shared/desktop-testing.md, "A real KDE Plasma 5.27, headless".
+and screenshots. ``stop`` ends every process it started, by pid. The README's
+Development section says what the Plasma tests drive and how.
 """
 
 from __future__ import annotations
