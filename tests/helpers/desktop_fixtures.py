@@ -137,12 +137,10 @@ def trayer(
 class _SniHost:
     """The shared StatusNotifierItem host, started again when it has died.
 
-    gtk-sni-tray-standalone now and then ends just after its start, with "Pattern match
-    failure in do expression at app/Main.hs:177" after an "UnknownObject" reply: most
-    likely it asked for the properties of an item that an earlier test's app had
-    registered on the shared bus and that was gone. It was seen in full runs only, where
-    other tests' apps used the same bus before. Each test that needs the host gets a
-    live one."""
+    gtk-sni-tray-standalone can end at its start, racing with itself
+    (:func:`start_sni_host`, which tries again). Whether it can end later on its own was
+    never shown, but a whole run should not hang on one host: each test that needs it
+    gets a live one."""
 
     def __init__(self, env: dict[str, str], log: Path) -> None:
         self._env = env
