@@ -8,6 +8,9 @@ icon file of an install that is a zip: copied out for the notifier's life, then 
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import time
 import zipfile
 from pathlib import Path
@@ -126,26 +129,48 @@ def test_the_app_gives_a_prompt_the_blocked_icon_and_a_failure_the_error_icon(
     assert failure.icon == installed_icon("error").as_uri()
 
 
-def test_from_a_zip_the_icon_is_copied_out_and_removed_at_close(
-    recorder: Recorder, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    # What importlib.resources gives for a package inside a zip (its ZipReader's files()):
-    # a zipfile.Path, which a notification server cannot open.
+# Run with tray imported from the zip: the artwork is found there, its copy is a real file
+# outside the zip, and close() removes it.
+_FROM_ZIP: Final = """
+import json, logging, sys
+sys.path.insert(0, sys.argv[1])
+import tray
+from tray.outlets.notification_icons import NotificationIcons
+icons = NotificationIcons(logging.getLogger("zip"))
+path = icons.path("blocked")
+again = icons.path("blocked")
+data = path.read_bytes()
+icons.close()
+print(json.dumps([tray.__file__, str(path), path == again, data.hex(), path.exists()]))
+"""
+
+
+def test_from_a_zip_the_icon_is_copied_out_and_removed_at_close(tmp_path: Path) -> None:
+    # tray installed as a zip, laid out as the wheel lays it out: the package's modules,
+    # and icons/ as tray/artwork/ (pyproject's package-dir).
     archive = tmp_path / "tray.zip"
     with zipfile.ZipFile(archive, "w") as out:
+        for module in sorted((REPO / "tray").rglob("*")):
+            if module.is_file() and "__pycache__" not in module.parts:
+                out.write(module, str(module.relative_to(REPO)))
         for image in sorted((REPO / "icons").glob("*.png")):
             out.write(image, f"tray/artwork/{image.name}")
-    folder = zipfile.Path(archive, "tray/artwork/")
-    monkeypatch.setattr("tray.outlets.notification_icons.artwork_folder", lambda: folder)
-    icons = NotificationIcons(recorder.log)
-    path = icons.path("blocked")
-    assert path is not None and path.is_absolute()
-    assert archive not in path.parents
-    assert path.read_bytes() == (REPO / "icons" / f"blocked-{ICON_SIZE}.png").read_bytes()
-    assert icons.path("blocked") == path  # copied once
-    icons.close()
-    assert not path.exists()
-    assert recorder.records == []
+    done = subprocess.run(
+        [sys.executable, "-c", _FROM_ZIP, str(archive)],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    module, copied, same, data, left = json.loads(done.stdout)
+    assert Path(module).is_relative_to(archive), module  # not the checkout's tray
+    path = Path(copied)
+    assert path.is_absolute() and not path.is_relative_to(archive), path
+    assert same  # copied once
+    assert bytes.fromhex(data) == (REPO / "icons" / f"blocked-{ICON_SIZE}.png").read_bytes()
+    assert not left and not path.exists()
+    assert "go without" not in done.stderr
 
 
 def test_a_missing_icon_is_one_warning_and_the_notification_goes_without(

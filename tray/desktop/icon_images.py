@@ -33,11 +33,12 @@ def _checkout_folder() -> Path:
 def artwork_folder() -> Traversable:
     """Where the PNGs are: installed package data first, then the repository's icons/."""
     probe = "calm-16.png"
-    try:
-        installed: Traversable | None = importlib.resources.files(ARTWORK_PACKAGE)
-    except ModuleNotFoundError:
-        installed = None
-    if installed is not None and installed.joinpath(probe).is_file():
+    # Through the regular package ``tray``, not ``files(ARTWORK_PACKAGE)``: the artwork
+    # folder has no __init__.py, and importlib.resources cannot open such a namespace
+    # package inside a zip (NotADirectoryError: "MultiplexedPath only supports
+    # directories"), where ``tray``'s own files() is a zipfile.Path.
+    installed = importlib.resources.files("tray").joinpath(ARTWORK_PACKAGE.partition(".")[2])
+    if installed.joinpath(probe).is_file():
         return installed
     checkout = _checkout_folder()
     if checkout.joinpath(probe).is_file():
