@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from tray.core.agent_tracker import AgentTracker
 from tray.protocol.attention import Notification, parse_osc777
-from tray.protocol.scanner import Osc, Scanner
+from tray.protocol.output_events import Osc
+from tray.protocol.scanner import Scanner
 from tray.state.agent_files import shipped_agent_book
 
 

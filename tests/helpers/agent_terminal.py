@@ -19,9 +19,10 @@ from pathlib import Path
 
 from ptyprocess import PtyProcess
 
+from tray.protocol.output_events import Query, RawReport
 from tray.protocol.records import Record, RecordTable
 from tray.protocol.report import parse_body
-from tray.protocol.scanner import Query, RawReport, Scanner
+from tray.protocol.scanner import Scanner
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
 AGENTS = PROJECT_ROOT / ".agents" / "node_modules"

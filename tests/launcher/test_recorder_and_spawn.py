@@ -18,8 +18,9 @@ from tray.launcher.recorder import WRITE_INTERVAL, SessionRecorder
 from tray.launcher.spawn import CannotStartError, child_dispositions, exit_code, spawn
 from tray.launcher.terminal import SignalPipe, UserTerminal
 from tray.launcher.terminal_signals import TerminalSignals
+from tray.protocol.output_events import Event
 from tray.protocol.report import Report, encode_sequence
-from tray.protocol.scanner import Event, Scanner
+from tray.protocol.scanner import Scanner
 from tray.state.logs import LauncherLog
 from tray.state.store import StateStore
 

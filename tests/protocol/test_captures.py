@@ -17,9 +17,7 @@ from pathlib import Path
 import pytest
 from helpers.data import split_at
 
-from tray.protocol.records import Record, RecordTable
-from tray.protocol.report import Report, parse_body
-from tray.protocol.scanner import (
+from tray.protocol.output_events import (
     Bell,
     CursorQuery,
     Event,
@@ -29,8 +27,10 @@ from tray.protocol.scanner import (
     PromptStart,
     Query,
     RawReport,
-    Scanner,
 )
+from tray.protocol.records import Record, RecordTable
+from tray.protocol.report import Report, parse_body
+from tray.protocol.scanner import Scanner
 
 # Byte-identical copies of the project's golden captures, pinned by their sha256 below.
 CAPTURES = Path(__file__).resolve().parents[1] / "data" / "captures"

@@ -10,6 +10,7 @@ from helpers.data import b64
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tray.protocol.output_events import RawReport
 from tray.protocol.report import (
     KINDS,
     MAX_APP,
@@ -28,7 +29,7 @@ from tray.protocol.report import (
     parse_body,
     validate,
 )
-from tray.protocol.scanner import MAX_SEQUENCE, RawReport, Scanner
+from tray.protocol.scanner import MAX_SEQUENCE, Scanner
 
 SETTINGS = settings(max_examples=200, deadline=None)
 

@@ -18,9 +18,7 @@ from helpers.data import split_at
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tray.protocol.scanner import (
-    MAX_CSI,
-    MAX_SEQUENCE,
+from tray.protocol.output_events import (
     Bell,
     CursorQuery,
     Event,
@@ -30,8 +28,8 @@ from tray.protocol.scanner import (
     PromptStart,
     Query,
     RawReport,
-    Scanner,
 )
+from tray.protocol.scanner import MAX_CSI, MAX_SEQUENCE, Scanner
 
 ESC = b"\x1b"
 BEL = b"\x07"

@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from protocol.test_scanner import assert_same_however_split, reference_scan, scan
-from tray.protocol.scanner import MAX_SEQUENCE, Event, Osc, Query, RawReport, Scanner
+from tray.protocol.output_events import Event, Osc, Query, RawReport
+from tray.protocol.scanner import MAX_SEQUENCE, Scanner
 from tray.protocol.support_queries import KITTY_CAPABILITIES, could_be_query
 
 BEL = b"\x07"

@@ -6,8 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tray.protocol.scanner import (
-    MAX_SEQUENCE,
+from tray.protocol.output_events import (
     Bell,
     CursorQuery,
     FocusReporting,
@@ -16,9 +15,8 @@ from tray.protocol.scanner import (
     PromptStart,
     Query,
     RawReport,
-    Scanner,
-    ScanResult,
 )
+from tray.protocol.scanner import MAX_SEQUENCE, Scanner, ScanResult
 
 REPORT = b"\x1b]7501;state=blocked:kind=permission\x07"
 REPORT_ST = b"\x1b]7501;state=done\x1b\\"

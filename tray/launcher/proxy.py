@@ -32,7 +32,8 @@ from tray.launcher.fdio import write_all
 from tray.launcher.recorder import SessionRecorder
 from tray.launcher.spawn import Spawned, exit_code
 from tray.launcher.terminal import SignalPipe, UserTerminal, get_size, set_size
-from tray.protocol.scanner import Event, Scanner
+from tray.protocol.output_events import Event
+from tray.protocol.scanner import Scanner
 from tray.state.logs import LauncherLog
 
 if TYPE_CHECKING:

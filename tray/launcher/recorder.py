@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from tray.core.session import Answered, Session
 from tray.launcher.terminal_signals import TerminalSignals
+from tray.protocol.output_events import Event, FullReset, PromptStart, Query, RawReport
 from tray.protocol.records import Record, RecordTable
 from tray.protocol.report import Report, from_hook, parse_body
-from tray.protocol.scanner import Event, FullReset, PromptStart, Query, RawReport
 from tray.state.logs import LauncherLog
 from tray.state.store import StateStore
 

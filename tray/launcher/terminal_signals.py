@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from tray.core.session import ATTENTION_KEPT, Attention
-from tray.protocol.scanner import Bell, CursorQuery, Event, FocusReporting, FullReset, Osc
+from tray.protocol.output_events import Bell, CursorQuery, Event, FocusReporting, FullReset, Osc
 
 if TYPE_CHECKING:
     from tray.core.agent_tracker import AgentTracker

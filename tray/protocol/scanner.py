@@ -34,9 +34,19 @@ CAN or SUB cancels either.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Final
 
+from tray.protocol.output_events import (
+    Bell,
+    CursorQuery,
+    Event,
+    FocusReporting,
+    FullReset,
+    Osc,
+    PromptStart,
+    Query,
+    RawReport,
+)
 from tray.protocol.support_queries import (
     KITTY_PREFIX,
     REPORT_PREFIX,
@@ -101,67 +111,6 @@ _OSC_NUMBER_TEXT = frozenset(b"%d" % number for number in OSC_NUMBERS)
 _OSC_AND_TITLE_TEXT = _OSC_NUMBER_TEXT | {b"%d" % number for number in TITLE_NUMBERS}
 _PROMPT_NUMBER_TEXT = frozenset(mark.split(b";")[0] for mark in PROMPT_MARKS)
 
-
-@dataclass(frozen=True, slots=True)
-class Query:
-    """A support query (:mod:`tray.protocol.support_queries`); ``answer`` is what goes
-    back into the program's input, and ``number`` the OSC it came in: 7501, or 99 for
-    kitty's notifications."""
-
-    answer: bytes
-    number: int = 7501
-
-
-@dataclass(frozen=True, slots=True)
-class RawReport:
-    """A complete, size-checked OSC 7501 report; ``body`` follows ``7501;``."""
-
-    body: bytes
-
-
-@dataclass(frozen=True, slots=True)
-class PromptStart:
-    """OSC 133 or OSC 633 ``A``: a new shell prompt begins.
-
-    The same mark also gives an :class:`Osc`, right after this event.
-    """
-
-
-@dataclass(frozen=True, slots=True)
-class FullReset:
-    """RIS (``ESC c``)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Bell:
-    """A BEL outside any OSC, DCS, SOS, PM or APC string: the program rang the bell."""
-
-
-@dataclass(frozen=True, slots=True)
-class Osc:
-    """A complete OSC 7, 9, 99, 133, 633 or 777 of at most 4096 bytes.
-
-    ``number`` is the decimal before the first ``;`` and ``payload`` everything after it,
-    without the terminator: ``Osc(133, b"D;0")``, ``Osc(777, b"notify;Title;Body")``.
-    """
-
-    number: int
-    payload: bytes
-
-
-@dataclass(frozen=True, slots=True)
-class FocusReporting:
-    """``CSI ? ... h`` or ``CSI ? ... l`` with 1004 among its modes: focus events on or off."""
-
-    on: bool
-
-
-@dataclass(frozen=True, slots=True)
-class CursorQuery:
-    """``CSI 6 n`` or ``CSI ? 6 n``: a ``CSI row ; col R`` on the input is the reply."""
-
-
-Event = Query | RawReport | PromptStart | FullReset | Bell | Osc | FocusReporting | CursorQuery
 
 _NO_EVENTS: tuple[Event, ...] = ()
 _BELL = Bell()
