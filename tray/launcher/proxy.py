@@ -28,6 +28,14 @@ from contextlib import suppress
 from typing import TYPE_CHECKING
 
 from tray.base.exit_codes import SIGNAL_BASE
+from tray.launcher.alarm import Alarm
+from tray.launcher.command_signals import (
+    continue_command,
+    foreground_group,
+    hang_up_command,
+    send,
+    send_group,
+)
 from tray.launcher.fdio import write_all
 from tray.launcher.recorder import SessionRecorder
 from tray.launcher.spawn import Spawned, exit_code
@@ -59,8 +67,6 @@ HANGUP_STATUS = SIGNAL_BASE + signal.SIGHUP
 # In pipe mode the terminal's keys reach us, not the command's pty: pass them on.
 _FORWARDED = frozenset({signal.SIGINT, signal.SIGQUIT, signal.SIGTSTP})
 _IN = select.POLLIN | select.POLLHUP | select.POLLERR
-# setitimer(0) would disarm the timer; a deadline already past fires at once instead.
-_SOONEST = 1e-6
 
 
 class TerminalGoneError(Exception):
@@ -127,8 +133,7 @@ class PtyProxy:
             self._handlers[self._stdin] = self._on_stdin
         self._master_mask = 0
         self._stdin_mask = 0
-        self._alarm_at = math.inf
-        self._alarm_rang = False
+        self._alarm = Alarm()
         self._answers = answers
         self._answer_fds: set[int] = set()
         self._answer_due = math.inf
@@ -138,7 +143,7 @@ class PtyProxy:
         try:
             return self._proxy()
         finally:
-            self._disarm()
+            self._alarm.disarm()
 
     def close_master(self) -> None:
         if self._master >= 0:
@@ -158,16 +163,14 @@ class PtyProxy:
         handlers = self._handlers
         try:
             while True:
-                if self._alarm_rang:
-                    self._alarm_rang = False
-                    self._alarm_at = math.inf
+                if self._alarm.rang():
                     self._on_timers(time.monotonic())
                 if self._status is not None and (
                     self._master_eof or time.monotonic() >= self._drain_deadline
                 ):
                     break
                 self._update_poll()
-                self._schedule()
+                self._alarm.arm(self._deadline())
                 for fd, events in poll():
                     handlers[fd](events)
             # A support query never completed: what is left of it can be shown now.
@@ -216,19 +219,6 @@ class PtyProxy:
         if self._later_due < deadline:  # noqa: PLR1730
             deadline = self._later_due
         return deadline
-
-    def _schedule(self) -> None:
-        # A deadline that moved later lets the timer ring early; that only costs a look.
-        deadline = self._deadline()
-        if deadline < self._alarm_at:
-            self._alarm_at = deadline
-            delay = max(_SOONEST, deadline - time.monotonic())
-            signal.setitimer(signal.ITIMER_REAL, delay)
-
-    def _disarm(self) -> None:
-        # Before the SIGALRM handler goes, or a late ring would kill us.
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        self._alarm_at = math.inf
 
     def _on_timers(self, now: float) -> None:
         if now >= self._later_due:
@@ -423,7 +413,7 @@ class PtyProxy:
     def _on_signals(self, events: int) -> None:
         for signum in self._signals.read():
             if signum == signal.SIGALRM:
-                self._alarm_rang = True
+                self._alarm.ring()
             elif signum == signal.SIGCHLD:
                 self._reap()
             elif signum == signal.SIGWINCH:
@@ -432,10 +422,10 @@ class PtyProxy:
                 self._resumed()
             elif signum == signal.SIGTERM:
                 self._log("SIGTERM: passed on to the command")
-                self._kill(self._spawned.child, signal.SIGTERM)
+                send(self._spawned.child, signal.SIGTERM)
             elif signum in _FORWARDED:
                 self._log(f"{signal.Signals(signum).name}: passed on to the foreground group")
-                self._kill_group(self._foreground(), signum)
+                send_group(foreground_group(self._master, self._spawned), signum)
             elif signum == signal.SIGHUP:
                 raise TerminalGoneError("SIGHUP")
 
@@ -475,7 +465,7 @@ class PtyProxy:
                 os.kill(os.getpid(), signal.SIGTSTP)
             self._log("resumed")
             self._resumed()
-        self._continue_child()
+        continue_command(self._master, self._spawned)
 
     def _resumed(self) -> None:
         if self._raw is not None:
@@ -485,11 +475,6 @@ class PtyProxy:
                 raise TerminalGoneError("terminal unusable on resume") from None
         self._copy_size()
 
-    def _continue_child(self) -> None:
-        self._kill(self._spawned.keeper, signal.SIGCONT)
-        for group in {self._foreground(), self._spawned.child}:
-            self._kill_group(group, signal.SIGCONT)
-
     def _copy_size(self) -> None:
         if self._size_fd is None or self._master < 0:
             return
@@ -497,24 +482,6 @@ class PtyProxy:
         if size is not None:
             with suppress(OSError):  # the command's pty is gone
                 set_size(self._master, size)
-
-    def _foreground(self) -> int:
-        try:
-            group = os.tcgetpgrp(self._master)
-        except OSError:
-            return self._spawned.child
-        return group if group > 0 else self._spawned.child
-
-    @staticmethod
-    def _kill(pid: int, signum: int) -> None:
-        # Already gone, or its pid was taken by another user's process.
-        with suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signum)
-
-    @staticmethod
-    def _kill_group(group: int, signum: int) -> None:
-        with suppress(ProcessLookupError, PermissionError):  # as in _kill
-            os.killpg(group, signum)
 
     # ----------------------------------------------------------------- hangup
 
@@ -528,17 +495,13 @@ class PtyProxy:
         the second.
         """
         if self._status is None:
-            foreground = self._foreground()
-            for group in dict.fromkeys((self._spawned.child, foreground)):
-                self._kill_group(group, signal.SIGHUP)
-                self._kill_group(group, signal.SIGCONT)
-            self._kill(self._spawned.keeper, signal.SIGCONT)
+            hang_up_command(self._master, self._spawned)
         self.close_master()
 
     def _hang_up(self, reason: str) -> int:
         """The user's terminal is gone: hang the command up, wait a little for its end."""
         self._log(f"hangup ({reason})")
-        self._disarm()
+        self._alarm.disarm()
         self._hanging_up = True
         self._stdout = None
         self.hang_up_child()
