@@ -6,7 +6,7 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from tray.core.answer_gate import (
     DEFAULT_SETTINGS,
@@ -15,9 +15,13 @@ from tray.core.answer_gate import (
     AppKeys,
     parse_answer,
 )
-from tray.core.away_config import AwayConfigError, AwaySettings, parse_away
 from tray.core.durations import parse_duration
-from tray.core.host_config import HostConfig, HostConfigError, parse_hosts
+
+if TYPE_CHECKING:
+    # Imported where their tables are parsed: a file without [away] or [[hosts]] (and
+    # every `tray run`'s start, which reads the file) never loads them.
+    from tray.core.away_config import AwaySettings
+    from tray.core.host_config import HostConfig
 
 T = TypeVar("T")
 
@@ -155,6 +159,8 @@ def _parse_answer(document: Mapping[str, Any], known_keys: Mapping[str, AppKeys]
 def _parse_away(document: Mapping[str, Any]) -> AwaySettings | None:
     if "away" not in document:
         return None
+    from tray.core.away_config import AwayConfigError, parse_away  # noqa: PLC0415
+
     # Its URLs are checked for shape only: whether Apprise knows them is the app's
     # question (tray.outlets.forward).
     try:
@@ -212,6 +218,8 @@ def _parse_notify(notify: Mapping[str, Any]) -> PolicySettings:
 def _parse_hosts(document: Mapping[str, Any]) -> tuple[HostConfig, ...]:
     if "hosts" not in document:
         return ()
+    from tray.core.host_config import HostConfigError, parse_hosts  # noqa: PLC0415
+
     try:
         return parse_hosts(document["hosts"])
     except HostConfigError as error:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -28,10 +27,17 @@ def load_config(env: Environment, agent_keys: Mapping[str, AppKeys] | None = Non
         agent_keys = load_agent_book(env).answer_keys()
     known_keys = agent_keys
     try:
-        with path.open("rb") as handle:
-            document = tomllib.load(handle)
+        handle = path.open("rb")
     except FileNotFoundError:
         return parse_config({}, str(path), known_keys)
+    except OSError as error:
+        raise ConfigError(f"{path}: {error.strerror or error}") from None
+    # Only a file there needs the TOML parser: a `tray run` without one never loads it.
+    import tomllib  # noqa: PLC0415
+
+    try:
+        with handle:
+            document = tomllib.load(handle)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: {error}") from None
     except UnicodeDecodeError:
