@@ -21,8 +21,8 @@ from typing import Any
 from PIL import Image
 
 from tray.core.view.overview import IconState, Overview
-from tray.desktop.gtk_menu import GtkMenus
 from tray.desktop.icon_images import icon_image
+from tray.desktop.pystray_icons import robust_icon_class
 
 log = logging.getLogger(__name__)
 
@@ -81,149 +81,6 @@ def _import_pystray(backend: str | None) -> ModuleType:
 
     module: ModuleType = pystray
     return module
-
-
-def _gtk_icon_class(base: type[Any]) -> type[Any]:
-    """The gtk/appindicator Icon class, made independent of a notification server.
-
-    These backends open a proxy to org.freedesktop.Notifications when they start and
-    close their last notification when they stop. We never use pystray's
-    notifications, yet with no session bus the start raises (and leaves pystray's
-    setup thread waiting forever), and with no notification server the stop raises
-    out of ``run()``.
-    """
-
-    class GtkIcon(base):  # type: ignore[misc]
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            # Before pystray's own setup, which may already ask for the menu.
-            self._menus = GtkMenus(self)
-            # pystray's appindicator _show reads it; only its own _update_menu, which
-            # ours replaces, would have set it (see _create_default_menu).
-            self._menu_handle: Any = None
-            super().__init__(*args, **kwargs)
-
-        def _update_menu(self) -> None:
-            # pystray's would build a whole new Gtk.Menu; see tray.desktop.gtk_menu.
-            from gi.repository import GLib  # noqa: PLC0415  (present with these backends)
-
-            GLib.idle_add(self._show_menu)
-
-        def _show_menu(self) -> bool:
-            """Show the current menu, on the GTK thread; returns False to run once."""
-            for attempt in range(2):
-                try:
-                    handle, new = self._menus.show(self.menu)
-                    if new:
-                        self._hand_menu(handle)
-                    break
-                except Exception:
-                    log.exception("cannot update the tray menu")
-                    # Half changed, the shown menu is in doubt: build it anew, once.
-                    self._menus.forget()
-                    if attempt:
-                        break
-            return False
-
-        def _hand_menu(self, handle: Any) -> None:
-            if not hasattr(self, "_appindicator"):
-                self._menu_handle = handle  # None: no menu
-                return
-            if handle is None:
-                if self.menu is not None and not _has_default_item(self.menu):
-                    # No default item either: pystray's update fails quietly here,
-                    # and the menu shown stays.
-                    log.debug("the menu shows nothing and has no default item")
-                    return
-                # An indicator needs a menu: pystray's shows the default item alone.
-                handle = self._create_default_menu()
-            self._menu_handle = handle
-            self._appindicator.set_menu(handle)
-
-        def _create_default_menu(self) -> Any:
-            """pystray's menu of the default item alone, or an empty one when the menu
-            has no default item (where pystray's raises StopIteration); appindicator only.
-
-            pystray's _show gives the indicator ``_menu_handle`` or this. It runs on the
-            GTK thread, where an error is swallowed and the rest of _show skipped: the
-            icon stayed passive, registered but never shown. Seen on GNOME Shell, about
-            one start in five under load, when the icon was shown before the first menu
-            was handed (then with no ``_menu_handle`` at all). The real menu replaces
-            this one once built.
-            """
-            if self.menu is None or _has_default_item(self.menu):
-                return super()._create_default_menu()
-            from gi.repository import Gtk  # noqa: PLC0415  (present with these backends)
-
-            return Gtk.Menu.new()
-
-        def _on_status_icon_activate(self, status_icon: Any) -> None:
-            # The gtk backend's left click runs the menu's default item (focus the most
-            # urgent session), and without one it did nothing: it opens the menu then,
-            # as AppIndicator's own status icon does.
-            menu = self.menu
-            if menu is not None and any(item.default for item in menu.items):
-                self()
-            else:
-                self._on_status_icon_popup_menu(status_icon, 1, 0)
-
-        def _initialize(self) -> None:
-            try:
-                super()._initialize()
-            except Exception as error:
-                if self._running:  # failed after the loop was marked ready: a real error
-                    raise
-                log.info("no D-Bus session bus (%s); the tray icon works without it", error)
-                self._notifier = None
-                self._mark_ready()
-
-        def _finalize(self) -> None:
-            try:
-                super()._finalize()
-            except Exception as error:
-                log.debug("ignoring error from pystray shutdown: %s", error)
-
-    return GtkIcon
-
-
-def _has_default_item(menu: Any) -> bool:
-    """Whether a pystray menu (or None) has an item marked default."""
-    return menu is not None and any(item.default for item in menu.items)
-
-
-def _xorg_icon_class(base: type[Any]) -> type[Any]:
-    """The xorg Icon class, with every flush made a round trip.
-
-    Changes made from another thread (new image, title, stop) are client messages
-    to the icon's event thread, each followed by a flush on the shared connection.
-    python-xlib 0.33's flush is not safe between threads: when the event thread
-    queues requests (drawing) while another thread flushes, the flushing thread can
-    loop for ever holding the receiving role, and the event thread sleeps waiting
-    for it (seen under load: the updating thread spinning in flush, the event thread
-    waiting for events). Its flush can also return with requests unsent, so a
-    destroyed window stayed on screen and run() never returned. A round trip has
-    neither problem: it returns once the server answered, so all went out.
-    """
-
-    class XorgIcon(base):  # type: ignore[misc]
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **kwargs)
-            # An instance attribute shadows Display.flush for pystray's calls only.
-            self._display.flush = self._display.sync
-
-    return XorgIcon
-
-
-def robust_icon_class(base: type[Any]) -> type[Any]:
-    """pystray's Icon class for the chosen backend, with the fixes that backend needs."""
-    if hasattr(base, "_finalize") and hasattr(base, "_initialize"):
-        cls = _gtk_icon_class(base)
-    elif hasattr(base, "_rewrite_implementation"):
-        cls = _xorg_icon_class(base)
-    else:
-        return base
-    cls.__name__ = base.__name__
-    cls.__qualname__ = base.__qualname__
-    return cls
 
 
 @dataclass(frozen=True, slots=True)
