@@ -187,24 +187,28 @@ def start_bus(
     return proc, address
 
 
-def name_has_owner(env: Mapping[str, str], name: str) -> bool:
-    """Whether ``name`` is owned on the bus of env's DBUS_SESSION_BUS_ADDRESS."""
+def _bus_says_true(env: Mapping[str, str], destination: str, path: str, *call: str) -> bool:
+    """Whether a method call on env's session bus answered the boolean true (dbus-send)."""
     done = subprocess.run(
-        [
-            "dbus-send",
-            "--print-reply",
-            "--dest=org.freedesktop.DBus",
-            "/org/freedesktop/DBus",
-            "org.freedesktop.DBus.NameHasOwner",
-            f"string:{name}",
-        ],
+        ["dbus-send", "--print-reply", f"--dest={destination}", path, *call],
         env=dict(env),
         capture_output=True,
         text=True,
         timeout=TOOL_TIMEOUT,
-        check=True,
+        check=False,
     )
     return "boolean true" in done.stdout
+
+
+def name_has_owner(env: Mapping[str, str], name: str) -> bool:
+    """Whether ``name`` is owned on the bus of env's DBUS_SESSION_BUS_ADDRESS."""
+    return _bus_says_true(
+        env,
+        "org.freedesktop.DBus",
+        "/org/freedesktop/DBus",
+        "org.freedesktop.DBus.NameHasOwner",
+        f"string:{name}",
+    )
 
 
 def _wait_for_name(
@@ -643,20 +647,11 @@ def _wait_for_sni_host(env: Mapping[str, str], proc: subprocess.Popen[Any]) -> b
 
 
 def _sni_host_registered(env: Mapping[str, str]) -> bool:
-    done = subprocess.run(
-        [
-            "dbus-send",
-            "--print-reply",
-            f"--dest={SNI_WATCHER}",
-            "/StatusNotifierWatcher",
-            "org.freedesktop.DBus.Properties.Get",
-            f"string:{SNI_WATCHER}",
-            "string:IsStatusNotifierHostRegistered",
-        ],
-        env=dict(env),
-        capture_output=True,
-        text=True,
-        timeout=TOOL_TIMEOUT,
-        check=False,
+    return _bus_says_true(
+        env,
+        SNI_WATCHER,
+        "/StatusNotifierWatcher",
+        "org.freedesktop.DBus.Properties.Get",
+        f"string:{SNI_WATCHER}",
+        "string:IsStatusNotifierHostRegistered",
     )
-    return "boolean true" in done.stdout

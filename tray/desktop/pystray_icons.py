@@ -10,7 +10,7 @@ from typing import Any
 
 from tray.desktop.gtk_menu import GtkMenus
 
-log = logging.getLogger("tray.desktop.icon_host")
+log = logging.getLogger(__name__)
 
 
 def _gtk_icon_class(base: type[Any]) -> type[Any]:

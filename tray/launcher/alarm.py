@@ -13,11 +13,13 @@ _SOONEST = 1e-6
 
 
 class Alarm:
-    """``arm(deadline)`` on every pass of the loop, ``rang()`` when SIGALRM arrived."""
+    """``arm(deadline)`` on every pass of the loop; ``ring()`` when SIGALRM arrived, and
+    the loop, seeing ``rung``, calls ``heard()`` and runs its timers. ``rung`` is a plain
+    attribute: the byte loop looks at it on every pass."""
 
     def __init__(self) -> None:
         self._at = math.inf
-        self._rang = False
+        self.rung = False
 
     def arm(self, deadline: float) -> None:
         """Ring by ``deadline`` (monotonic seconds). A deadline that moved later lets the
@@ -28,15 +30,12 @@ class Alarm:
 
     def ring(self) -> None:
         """SIGALRM came (read from the signal pipe)."""
-        self._rang = True
+        self.rung = True
 
-    def rang(self) -> bool:
-        """Whether it rang since the last call; the next deadline then arms it again."""
-        if not self._rang:
-            return False
-        self._rang = False
+    def heard(self) -> None:
+        """The loop saw the ring; the next deadline arms the timer again."""
+        self.rung = False
         self._at = math.inf
-        return True
 
     def disarm(self) -> None:
         # Before the SIGALRM handler goes, or a late ring would kill us.

@@ -161,16 +161,18 @@ class PtyProxy:
         self._flush_to_child()
         poll = self._poller.poll
         handlers = self._handlers
+        alarm = self._alarm
         try:
             while True:
-                if self._alarm.rang():
+                if alarm.rung:
+                    alarm.heard()
                     self._on_timers(time.monotonic())
                 if self._status is not None and (
                     self._master_eof or time.monotonic() >= self._drain_deadline
                 ):
                     break
                 self._update_poll()
-                self._alarm.arm(self._deadline())
+                alarm.arm(self._deadline())
                 for fd, events in poll():
                     handlers[fd](events)
             # A support query never completed: what is left of it can be shown now.
@@ -486,14 +488,10 @@ class PtyProxy:
     # ----------------------------------------------------------------- hangup
 
     def hang_up_child(self) -> None:
-        """Hang the command up as a closing terminal would, and close our end.
-
-        The command's own group first, as the kernel hangs up a session's leader before
-        its foreground job; then a foreground job of its own (one its shell started).
-        Closing the master then hangs the pty up, and the keeper passes that on to the
-        command's group too (see spawn): what hears the first hangup seldom waits for
-        the second.
-        """
+        """Hang the command up as a closing terminal would (:func:`hang_up_command`),
+        and close our end. Closing the master then hangs the pty up, and the keeper
+        passes that on to the command's group too (see spawn): what hears the first
+        hangup seldom waits for the second."""
         if self._status is None:
             hang_up_command(self._master, self._spawned)
         self.close_master()
