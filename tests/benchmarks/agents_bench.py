@@ -32,6 +32,14 @@ outranks the rules and would switch them off): (a) ``cat FILE``, no agent recogn
 (b) a symlink named ``gemini`` to cat, whose rules read titles and notifications; (c) one
 named ``aider``, whose rules read the screen. Both moved the same bytes, so the ratio of
 their CPU is that of CPU per byte.
+
+Whole runs of the same work spread by a tenth or more here (a VM's neighbours), five times
+the title rules' margin (2%), and no round's pair escapes it. So what the rules add is also
+measured apart (:func:`agents_bench_setup.rules_cost_per_byte`): the same stream, in reads
+of a pty's size, through the scanner and the recorder with Gemini CLI's rules and without,
+in one process, rounds interleaved; only that per-read work differs between (a) and (b),
+the syscalls, poll and writes are the same code on the same bytes. Its ns/byte over
+(a)'s whole CPU per byte gives the figure again, with the noise of the runs left out.
 """
 
 from __future__ import annotations
@@ -53,12 +61,20 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(REPO), str(Path(__file__).resolve().parent)]
 
-from agents_bench_setup import BLOCKED_TITLE, WORKING_TITLE, Rules, write_stream  # noqa: E402
+from agents_bench_setup import (  # noqa: E402
+    BLOCKED_TITLE,
+    WORKING_TITLE,
+    Rules,
+    rules_cost_per_byte,
+    write_stream,
+)
 from bench_venvs import fair_venv  # noqa: E402
 from harness import Run, _spawn_on_pty, bench_env, drain, tray_command  # noqa: E402
 
 from tray.protocol.report import Report, encode_sequence  # noqa: E402
+from tray.state.agent_files import load_agent_book  # noqa: E402
 from tray.state.directory_watcher import WATCH_MASK, _libc_inotify, parse_events  # noqa: E402
+from tray.state.environment import Environment  # noqa: E402
 from tray.state.logs import LAUNCHER_LOG_NAME  # noqa: E402
 from tray.state.store import StateStore  # noqa: E402
 
@@ -71,6 +87,9 @@ LAUNCHES = 4
 PER_LAUNCH = 6
 MEGABYTES = 50
 REPEAT = 11
+# The rules' own cost, measured in one process (agents_bench_setup.rules_cost_per_byte).
+APART_MEGABYTES = 8
+APART_ROUNDS = 31
 
 # The shape of Gemini CLI's hook payloads, with the fields the other agents' hooks use.
 PAYLOAD = {
@@ -418,7 +437,7 @@ def report_cpu(root: Path, rules: Rules, env: dict[str, str], megabytes: int, re
     ratio = cpu["gemini"] / cpu["cat"]
     print(
         f"  CPU per byte, title rules/none (b)/(a): {ratio:.3f}"
-        f" (target <= {CPU_TARGET}: {_verdict(ratio <= CPU_TARGET)})"
+        f" (target <= {CPU_TARGET}: {_verdict(ratio <= CPU_TARGET)}, whole runs)"
     )
     print(f"  CPU per byte, screen rules/none (c)/(a): {cpu['aider'] / cpu['cat']:.3f} (no target)")
     # Runs next to each other share the machine's load of the moment: the ratio within
@@ -432,6 +451,23 @@ def report_cpu(root: Path, rules: Rules, env: dict[str, str], megabytes: int, re
     print(
         f"  the same, median of each round's own ratio: (b)/(a) {paired[0]:.3f},"
         f" (c)/(a) {paired[1]:.3f}"
+    )
+    # The whole runs spread by more than a tenth on this machine, five times the
+    # target's margin: what the rules add is measured apart too, and set against (a).
+    gemini = load_agent_book(Environment(environ=env)).get("gemini")
+    if gemini is None:
+        raise RuntimeError("no rules for gemini")
+    base, added = rules_cost_per_byte(gemini, APART_MEGABYTES, APART_ROUNDS)
+    whole = cpu["cat"] / samples["cat"][0].received * 1e9
+    ratio = 1 + added / whole
+    print(
+        f"  measured apart, in one process ({APART_ROUNDS} interleaved rounds over"
+        f" {APART_MEGABYTES} MB): the scanner and recorder take {base:.2f} ns/byte without"
+        f" rules, and the title rules add {added:.3f} ns/byte"
+    )
+    print(
+        f"  CPU per byte, title rules/none, from that: 1 + {added:.3f} / {whole:.2f} (a)"
+        f" = {ratio:.3f} (target <= {CPU_TARGET}: {_verdict(ratio <= CPU_TARGET)})"
     )
 
 

@@ -3,8 +3,11 @@ real agents that it sends through the launcher."""
 
 from __future__ import annotations
 
+import os
 import re
+import statistics
 import sys
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -13,7 +16,12 @@ sys.path[:0] = [str(REPO)]
 from tray.base.safe_text import clean_text  # noqa: E402
 from tray.core.agent_rules import AgentRules  # noqa: E402
 from tray.core.agent_tracker import AgentTracker  # noqa: E402
+from tray.core.session import Session  # noqa: E402
+from tray.launcher.recorder import SessionRecorder  # noqa: E402
+from tray.launcher.terminal_signals import TerminalSignals  # noqa: E402
+from tray.protocol.scanner import Scanner  # noqa: E402
 from tray.state.agent_files import shipped_agent_book  # noqa: E402
+from tray.state.logs import LauncherLog  # noqa: E402
 
 # Gemini CLI 0.61.0's titles as it writes them: OSC 0, padded with spaces to 80.
 BLOCKED_TITLE = "✋  Action Required (api-server)"
@@ -138,3 +146,53 @@ def write_stream(path: Path, megabytes: int) -> None:
         for _ in range(size // len(one)):
             handle.write(one)
         handle.write(one[: size % len(one)])
+
+
+# --- the rules' own cost, measured apart ----------------------------------------------------
+
+# The pty hands the launcher a program's output in reads of about this size.
+_READ = 4096
+
+
+def _chunk_cost(chunks: list[bytes], rules: AgentRules | None) -> float:
+    """CPU seconds of the launcher's per-read work on ``chunks``: the scanner, and the
+    recorder for the reads with events, with the agent's rules or without."""
+    now = time.time()
+    session = Session(
+        id="bench", name="bench", command=("gemini",), cwd="/", pid=os.getpid(),
+        child_pid=None, started_at=now, updated_at=now,
+    )  # fmt: skip
+    recorder = SessionRecorder(
+        session, time.time, LauncherLog(None, "bench", time.time), TerminalSignals("bench", 30.0)
+    )
+    scanner = Scanner()
+    if rules is not None:  # as the launcher does once it has read the agents' rules
+        recorder.watch_agent(AgentTracker(rules))
+        scanner.read_titles(recorder.reads_titles)
+    feed, apply = scanner.feed, recorder.apply
+    started = time.process_time()
+    for chunk in chunks:
+        events = feed(chunk).events
+        if events:
+            apply(events)
+    return time.process_time() - started
+
+
+def rules_cost_per_byte(rules: AgentRules, megabytes: int, rounds: int) -> tuple[float, float]:
+    """Nanoseconds a byte of the agents' stream costs the launcher's per-read work without
+    the rules, and what the rules add to that: the median over interleaved rounds of each
+    round's difference, all in this one process, where the load of the machine that makes
+    whole runs differ by a tenth moves both sides of a round alike."""
+    one = agent_stream()
+    data = one * max(1, (megabytes << 20) // len(one))
+    chunks = [data[at : at + _READ] for at in range(0, len(data), _READ)]
+    _chunk_cost(chunks, rules)  # the lazy imports and the rules' caches, once
+    without: list[float] = []
+    added: list[float] = []
+    for _ in range(rounds):
+        plain = _chunk_cost(chunks, None)
+        with_rules = _chunk_cost(chunks, rules)
+        without.append(plain)
+        added.append(with_rules - plain)
+    scale = 1e9 / len(data)
+    return statistics.median(without) * scale, statistics.median(added) * scale

@@ -1087,3 +1087,22 @@ def test_titles_are_events_only_for_a_scanner_asked_for_them(terminator: bytes) 
     result = [titled.feed(stream[i : i + 1]) for i in range(len(stream))]
     assert b"".join(r.output for r in result) == stream
     assert [e for r in result for e in r.events] == [Osc(0, b"one"), Osc(2, b"two")]
+
+
+def test_a_title_is_an_event_only_when_it_changes() -> None:
+    # Agents set the same title on every frame, some with OSC 0 and 2 alike.
+    frames = b"\x1b]0;work\x07\x1b]2;work\x07x\x1b]0;work\x1b\\\x1b]0;wait\x07\x1b]0;work\x07"
+    scanner = Scanner(titles=True)
+    split = [scanner.feed(frames[i : i + 1]) for i in range(len(frames))]
+    assert b"".join(r.output for r in split) == frames  # every title is still passed on
+    expected = [Osc(0, b"work"), Osc(0, b"wait"), Osc(0, b"work")]
+    assert [e for r in split for e in r.events] == expected
+    assert Scanner(titles=True).feed(frames).events == tuple(expected)
+    # Asked again (the agent's rules were read anew), the title in force is news again.
+    scanner.read_titles(True)
+    assert scanner.feed(b"\x1b]2;work\x07").events == (Osc(2, b"work"),)
+    # A scanner not asked for titles keeps none: asked later, the first one counts.
+    late = Scanner()
+    assert late.feed(b"\x1b]0;work\x07").events == ()
+    late.read_titles(True)
+    assert late.feed(b"\x1b]0;work\x07").events == (Osc(0, b"work"),)

@@ -56,7 +56,6 @@ class TerminalSignals:
         # for the recorder to apply.
         self.agent: AgentTracker | None = None
         self.inferred: list[Report] = []
-        self._last_title = b""
         self._title_texts: dict[bytes, str] = {}
         # Set by anything a reader of the state file should see soon; typing alone is not.
         self.changed = False
@@ -134,10 +133,9 @@ class TerminalSignals:
     def _osc(self, event: Osc, now: float) -> None:
         number, payload = event.number, event.payload
         if number in (0, 2):
-            # Titles come often (some agents set OSC 0 and 2 alike, each frame): one the
-            # same as the last costs a comparison, and only an agent's are read at all.
-            if self.agent is not None and payload != self._last_title:
-                self._last_title = payload
+            # The scanner reports a title only when it changes, and only for an agent
+            # whose rules read titles.
+            if self.agent is not None:
                 self._title(payload)
             return
         from tray.protocol import attention  # noqa: PLC0415 - see __init__

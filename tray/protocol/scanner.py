@@ -5,7 +5,8 @@ It reads a byte stream cut at arbitrary read boundaries and finds:
 - OSC 7501 reports (:class:`RawReport`), and the OSC 7501 and OSC 99 support queries
   (:class:`Query`);
 - OSC 133 and 633 ``A`` prompt marks (:class:`PromptStart`), and every complete OSC 7,
-  9, 99, 133, 633 and 777 (:class:`Osc`), and the titles (OSC 0 and 2) when asked;
+  9, 99, 133, 633 and 777 (:class:`Osc`), and, when asked, each new title (OSC 0 or 2
+  with a text other than the last one's);
 - RIS, ``ESC c`` (:class:`FullReset`);
 - a BEL outside any OSC, DCS, SOS, PM or APC string (:class:`Bell`);
 - DEC private mode 1004 turned on or off (:class:`FocusReporting`), and the cursor
@@ -110,6 +111,7 @@ _STRING_END: Final = re.compile(rb"[\x18\x1a\x1b]")
 _OSC_NUMBER_TEXT = frozenset(b"%d" % number for number in OSC_NUMBERS)
 _OSC_AND_TITLE_TEXT = _OSC_NUMBER_TEXT | {b"%d" % number for number in TITLE_NUMBERS}
 _PROMPT_NUMBER_TEXT = frozenset(mark.split(b";")[0] for mark in PROMPT_MARKS)
+_TITLE_NUMBER_TEXT = frozenset(b"%d" % number for number in TITLE_NUMBERS)
 
 
 _NO_EVENTS: tuple[Event, ...] = ()
@@ -152,7 +154,9 @@ class Scanner:
     With ``withhold_reports``, every OSC 7501 sequence is a candidate, and a complete
     one is not forwarded either. That is for a launcher inside another launcher's
     session, where forwarding would have the outer one record each report again. With
-    ``titles``, OSC 0 and 2 are events too.
+    ``titles``, OSC 0 and 2 are events too, each only when its text is not the last
+    title's: agents set the same title again and again (some with OSC 0 and 2 alike, on
+    every frame), and what reads titles wants to know when one changes.
     """
 
     __slots__ = (
@@ -165,6 +169,7 @@ class Scanner:
         "_mode",
         "_osc_numbers",
         "_overflow",
+        "_title",
         "_withhold_reports",
     )
 
@@ -175,8 +180,9 @@ class Scanner:
         self._reset()
 
     def read_titles(self, titles: bool) -> None:
-        """Whether OSC 0 and 2 are events from now on."""
+        """Whether OSC 0 and 2 are events from now on; the first one after this is."""
         self._osc_numbers = _OSC_AND_TITLE_TEXT if titles else _OSC_NUMBER_TEXT
+        self._title: bytes | None = None
 
     def _reset(self) -> None:
         self._mode = _GROUND
@@ -500,7 +506,11 @@ class Scanner:
                 return True
         number, separator, payload = body.partition(b";")
         if separator and number in self._osc_numbers:
-            if number in _PROMPT_NUMBER_TEXT and (payload == b"A" or payload.startswith(b"A;")):
+            if number in _TITLE_NUMBER_TEXT:
+                if payload == self._title:
+                    return False
+                self._title = payload
+            elif number in _PROMPT_NUMBER_TEXT and (payload == b"A" or payload.startswith(b"A;")):
                 events.append(_PROMPT_START)
             events.append(Osc(int(number), payload))
         return False
