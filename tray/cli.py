@@ -66,9 +66,11 @@ def _lookup(target: str) -> Callable[..., Any]:
 def build_parser(
     command: str | None = None,
 ) -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
-    """The parser, with a subparser for each command.
-
-    A command's ``more_arguments`` are added only when ``command`` is None or that command.
+    """The parser, with a subparser for each command, or for ``command`` alone when it
+    names one (the word on the command line): nothing else can be parsed then, and
+    ``tray emit`` runs in scripts' loops and agents' hooks, where building the other
+    commands' parsers was a third of its start. A command's ``more_arguments`` are added
+    only when ``command`` is None or that command.
     """
     parser_class = _parser_class()
     parser = parser_class(
@@ -77,11 +79,16 @@ def build_parser(
         allow_abbrev=False,
     )
     parser.add_argument("--version", action="store_true", help="print the version and exit")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=parser_class)
+    # The prog given, argparse computes none (with a help formatter, which imports shutil).
+    commands = parser.add_subparsers(
+        dest="command", metavar="COMMAND", parser_class=parser_class, prog="tray"
+    )
     parsers: dict[str, argparse.ArgumentParser] = {}
     from tray.command_table import COMMANDS  # noqa: PLC0415 - not on the path of `tray run`
 
     for entry in COMMANDS:
+        if command and entry.name != command:
+            continue
         options: dict[str, Any] = {"allow_abbrev": False}
         if entry.help is not None:  # argparse lists any parser given a help, even None
             options["help"] = entry.help

@@ -63,6 +63,8 @@ sys.path[:0] = [str(REPO), str(Path(__file__).resolve().parent)]
 
 from agents_bench_setup import (  # noqa: E402
     BLOCKED_TITLE,
+    PAYLOAD,
+    PROGRAM,
     WORKING_TITLE,
     Rules,
     rules_cost_per_byte,
@@ -90,49 +92,6 @@ REPEAT = 11
 # The rules' own cost, measured in one process (agents_bench_setup.rules_cost_per_byte).
 APART_MEGABYTES = 8
 APART_ROUNDS = 31
-
-# The shape of Gemini CLI's hook payloads, with the fields the other agents' hooks use.
-PAYLOAD = {
-    "session_id": "0b6f3c1e-2f6d-4a5e-9d8e-bench",
-    "transcript_path": "/home/user/.gemini/tmp/chats/session.json",
-    "cwd": "/home/user/api-server",
-    "hook_event_name": "Notification",
-    "timestamp": "2025-01-01T00:00:00.000Z",
-    "notification_type": "ToolPermission",
-    "message": "Tool Shell requires confirmation",
-    "details": {"type": "exec", "title": "Confirm Shell Command", "command": "touch x"},
-    "tool_name": "run_shell_command",
-    "tool_input": {"command": "touch approved-file", "description": "create the marker"},
-    "toolName": "bash",
-    "toolArgs": json.dumps({"command": "touch approved-file"}),
-}
-
-# argv: log, count, blocked (hex), working (hex), the pause, and for the hooks the shell
-# command, which then gets the blocked bytes on its stdin. Each timed signal is one line
-# in the log: its index and monotonic time.
-PROGRAM = r"""
-import os, subprocess, sys, time, tty
-log, count = open(sys.argv[1], "a", buffering=1), int(sys.argv[2])
-blocked, working = bytes.fromhex(sys.argv[3]), bytes.fromhex(sys.argv[4])
-think = float(sys.argv[5])
-command = sys.argv[6] if len(sys.argv) > 6 else ""
-tty.setraw(0)
-os.write(1, b"READY\r\n")
-for index in range(count):
-    os.read(0, 1)
-    time.sleep(think)
-    at = time.monotonic()
-    log.write(f"{index} {at!r}\n")
-    if command:
-        done = subprocess.run(["bash", "-c", command], input=blocked, capture_output=True)
-        if done.returncode or done.stdout or done.stderr:
-            log.write(f"hook {done.returncode} {done.stdout!r} {done.stderr!r}\n")
-    else:
-        os.write(1, blocked)
-    os.read(0, 1)
-    time.sleep(think)
-    os.write(1, working)
-"""
 
 
 def _title(text: str) -> bytes:

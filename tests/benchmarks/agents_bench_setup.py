@@ -1,8 +1,10 @@
-"""What :mod:`agents_bench` runs: the agents' rules it reads them with, and the output of
-real agents that it sends through the launcher."""
+"""What :mod:`agents_bench` runs: the agents' rules it reads them with, the program that
+plays an agent and the hook payload it hands on, the output of real agents that it sends
+through the launcher, and the rules' own cost measured apart."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import statistics
@@ -90,6 +92,50 @@ match = '(Add|Create new) [^\\n]{1,200}\\? \\(Y\\)es/\\(N\\)o'
 state = "blocked"
 kind = "question"
 msg = "{match}"
+"""
+
+
+# The shape of Gemini CLI's hook payloads, with the fields the other agents' hooks use.
+PAYLOAD = {
+    "session_id": "0b6f3c1e-2f6d-4a5e-9d8e-bench",
+    "transcript_path": "/home/user/.gemini/tmp/chats/session.json",
+    "cwd": "/home/user/api-server",
+    "hook_event_name": "Notification",
+    "timestamp": "2025-01-01T00:00:00.000Z",
+    "notification_type": "ToolPermission",
+    "message": "Tool Shell requires confirmation",
+    "details": {"type": "exec", "title": "Confirm Shell Command", "command": "touch x"},
+    "tool_name": "run_shell_command",
+    "tool_input": {"command": "touch approved-file", "description": "create the marker"},
+    "toolName": "bash",
+    "toolArgs": json.dumps({"command": "touch approved-file"}),
+}
+
+# argv: log, count, blocked (hex), working (hex), the pause, and for the hooks the shell
+# command, which then gets the blocked bytes on its stdin. Each timed signal is one line
+# in the log: its index and monotonic time.
+PROGRAM = r"""
+import os, subprocess, sys, time, tty
+log, count = open(sys.argv[1], "a", buffering=1), int(sys.argv[2])
+blocked, working = bytes.fromhex(sys.argv[3]), bytes.fromhex(sys.argv[4])
+think = float(sys.argv[5])
+command = sys.argv[6] if len(sys.argv) > 6 else ""
+tty.setraw(0)
+os.write(1, b"READY\r\n")
+for index in range(count):
+    os.read(0, 1)
+    time.sleep(think)
+    at = time.monotonic()
+    log.write(f"{index} {at!r}\n")
+    if command:
+        done = subprocess.run(["bash", "-c", command], input=blocked, capture_output=True)
+        if done.returncode or done.stdout or done.stderr:
+            log.write(f"hook {done.returncode} {done.stdout!r} {done.stderr!r}\n")
+    else:
+        os.write(1, blocked)
+    os.read(0, 1)
+    time.sleep(think)
+    os.write(1, working)
 """
 
 

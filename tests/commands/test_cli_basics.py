@@ -12,7 +12,7 @@ import pytest
 
 import tray
 from commands.conftest import Tray
-from tray.cli import main, parse_run_args
+from tray.cli import build_parser, main, parse_run_args
 from tray.command_table import COMMANDS
 from tray.state.environment import Environment
 
@@ -32,6 +32,19 @@ def test_help_per_command(tray_home: Tray, command: str) -> None:
     assert result.returncode == 0
     assert result.stdout.startswith(f"usage: tray {command}")
     assert result.stderr == ""
+
+
+@pytest.mark.parametrize("command", [entry.name for entry in COMMANDS if entry.name != "run"])
+def test_a_command_named_on_the_line_gets_its_own_parser_alone_and_the_same_one(
+    command: str,
+) -> None:
+    # The other commands' parsers are not built for it (`tray emit` runs in loops and
+    # hooks), and what it parses and says is what the whole parser's would be.
+    parser, parsers = build_parser(command)
+    assert list(parsers) == [command]
+    _, every = build_parser()
+    assert parsers[command].format_help() == every[command].format_help()
+    assert parser.format_usage() == build_parser()[0].format_usage()
 
 
 def test_top_level_help_lists_every_command(tray_home: Tray) -> None:
