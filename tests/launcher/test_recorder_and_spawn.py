@@ -14,11 +14,11 @@ from helpers.sessions import make_session
 
 from tray.core.session import Session
 from tray.launcher.proxy import PtyProxy
-from tray.launcher.recorder import WRITE_INTERVAL, SessionRecorder
+from tray.launcher.recorder import REPORTS_KEPT, WRITE_INTERVAL, SessionRecorder
 from tray.launcher.spawn import CannotStartError, child_dispositions, exit_code, spawn
 from tray.launcher.terminal import SignalPipe, UserTerminal
 from tray.launcher.terminal_signals import TerminalSignals
-from tray.protocol.output_events import Event
+from tray.protocol.output_events import Event, RawReport
 from tray.protocol.report import Report, encode_sequence
 from tray.protocol.scanner import Scanner
 from tray.state.logs import LauncherLog
@@ -94,6 +94,26 @@ def test_with_nothing_new_no_write_is_due(tmp_path: Path) -> None:
     recorder.maybe_persist(due)
     assert recorder.next_write() is None
     assert [s.records[0].progress for s in written[1:]] == [10]
+
+
+def test_reports_remembered_by_their_bytes_apply_as_if_parsed_anew(tmp_path: Path) -> None:
+    # A program sends the same few reports again and again: their parse is remembered,
+    # up to REPORTS_KEPT bodies, and what they do is the same each time.
+    clock = Clock(1000.0)
+    recorder, _, _ = _recorder(tmp_path, clock)
+    count = REPORTS_KEPT + 9  # more bodies than are remembered: each (id, progress) once
+    bodies = [b"state=working:id=r%d:progress=%d" % (n % 8, n % 101) for n in range(count)]
+    last = {f"r{n % 8}": n % 101 for n in range(count)}
+    for round_ in range(2):
+        for body in (*bodies, b"state=working:id=bad id", b"state=blocked:kind=permission"):
+            clock.now += 1
+            recorder.apply((RawReport(body),))
+        records = {record.id: record for record in recorder.records()}
+        # The bad id was discarded both times; the root is blocked.
+        assert {key: record.progress for key, record in records.items() if key} == last, round_
+        assert (records[""].state, records[""].kind) == ("blocked", "permission")
+        recorder.apply((RawReport(b"state=clear"),))
+        assert recorder.records() == ()
 
 
 def test_finish_drops_what_cannot_outlive_the_program_and_records_the_exit(

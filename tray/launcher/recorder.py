@@ -30,6 +30,10 @@ INPUT_WRITE_INTERVAL = 2.0
 # Input that ended inside what may be a terminal's reply is settled after this pause:
 # a lone ESC is then the Escape key.
 INPUT_PAUSE = 0.05
+# Reports parsed, remembered by their bytes: a program that reports progress sends the
+# same few reports again and again (thousands a second), and parsing each anew was most
+# of what they cost the launcher. Bounded: forgotten all at once when full.
+REPORTS_KEPT = 256
 
 
 def _visible(session: Session) -> dict[str, Any]:
@@ -75,6 +79,7 @@ class SessionRecorder:
         self._written_view: dict[str, Any] | None = None
         self._write_failed = False
         self._program_reports = False
+        self._parsed: dict[bytes, Report | None] = {}
 
     def apply(self, events: Iterable[Event]) -> bytes:
         """Record a chunk's events; return the answers owed to the command's queries."""
@@ -89,7 +94,7 @@ class SessionRecorder:
                     self._source = "program"
             elif isinstance(event, RawReport):
                 self._source = "program"
-                report = parse_body(event.body)
+                report = self._parse(event.body)
                 if self._watch.agent is not None and not self._report_counts(event.body, report):
                     continue  # a hook's, after the program has reported for itself
                 if report is not None:
@@ -115,6 +120,15 @@ class SessionRecorder:
             self._view_dirty = True
             self._note_state(now)
         return answers
+
+    def _parse(self, body: bytes) -> Report | None:
+        parsed = self._parsed
+        if body in parsed:
+            return parsed[body]
+        if len(parsed) >= REPORTS_KEPT:
+            parsed.clear()
+        report = parsed[body] = parse_body(body)
+        return report
 
     def _report_counts(self, body: bytes, report: Report | None) -> bool:
         """Whether a report counts for an agent read through its rules: the agent's own
