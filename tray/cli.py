@@ -3,9 +3,11 @@
 Each command is one :class:`~tray.command_table.Command` in
 :data:`tray.command_table.COMMANDS`: its help, its arguments, and the function (in its
 own module) that runs it. The module is imported only when the
-command runs: ``tray run`` starts every agent and ``tray emit`` runs in scripts' loops,
-so neither pays for argparse, the status table, the demo, the tray app's libraries or
-D-Bus.
+command runs: ``tray run`` starts every agent and ``tray emit`` runs in scripts' loops
+and agents' hooks, so none pays for the status table, the demo, the tray app's libraries
+or D-Bus. ``tray run`` and the hooks' form, ``tray emit --hook APP EVENT``, are read
+without argparse too: the first starts every agent, and the second runs at each event of
+an agent's, which waits for it.
 """
 
 from __future__ import annotations
@@ -79,7 +81,7 @@ def build_parser(
         allow_abbrev=False,
     )
     parser.add_argument("--version", action="store_true", help="print the version and exit")
-    # The prog given, argparse computes none (with a help formatter, which imports shutil).
+    # The prog given, argparse does not format this parser's usage to make one up.
     commands = parser.add_subparsers(
         dest="command", metavar="COMMAND", parser_class=parser_class, prog="tray"
     )
@@ -137,6 +139,17 @@ def parse_run_args(argv: Sequence[str]) -> tuple[str | None, list[str]]:
     return name, command
 
 
+def _is_hook_form(argv: Sequence[str]) -> bool:
+    """``emit --hook APP EVENT`` exactly, with no word an option: what argparse would read
+    as that form alone (anything else goes to it, and its errors)."""
+    return (
+        len(argv) == 4
+        and argv[0] == "emit"
+        and argv[1] == "--hook"
+        and not any(word.startswith("-") for word in argv[2:])
+    )
+
+
 def _shown_names() -> str:
     """ "run, status, ... or init": the commands ``tray --help`` lists."""
     from tray.command_table import COMMANDS  # noqa: PLC0415 - not on the path of `tray run`
@@ -150,6 +163,10 @@ def main(argv: list[str], env: Environment) -> int:
         if argv and argv[0] == "run":
             name, command = parse_run_args(argv[1:])
             return _guarded("run", env, lambda: _run(command, name, env))
+        if _is_hook_form(argv):
+            from tray.commands.emit import run_hook  # noqa: PLC0415 - each command its own
+
+            return _guarded("emit", env, lambda: run_hook(argv[2], argv[3], env))
         word = next((word for word in argv if word[:1] != "-"), "")
         from tray.command_table import BY_NAME  # noqa: PLC0415 - not on the path of `tray run`
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -171,3 +172,43 @@ def test_a_config_file_with_away_and_hosts_is_parsed_whole(tray_home: Tray) -> N
     )
     imported = _tray_run_imports(tray_home, dict(tray_home.environ))
     assert [name for name in ONLY_FOR_A_CONFIG_FILE if name not in imported] == []
+
+
+# What the command line costs a command that argparse reads, and the hooks' form does
+# without: an agent waits for its hook at each event.
+PARSER_MODULES = ("argparse", "tray.command_table")
+
+
+@pytest.mark.parametrize(
+    ("args", "read_by_argparse", "code"),
+    [
+        (("emit", "--hook", "gemini", "Notification"), False, 0),  # a hook never fails
+        (("emit", "--hook", "gemini", "Notification", "--msg", "x"), True, 2),  # usage error
+        (("emit", "working", "--app", "make"), True, 1),
+    ],
+    ids=["hook-form", "hook-with-more", "plain-form"],
+)
+def test_the_hooks_form_of_emit_is_read_without_argparse(
+    tray_home: Tray, tmp_path: Path, args: tuple[str, ...], read_by_argparse: bool, code: int
+) -> None:
+    not_a_terminal = tmp_path / "not-a-terminal"
+    not_a_terminal.touch()
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", CONSOLE_SCRIPT, *args],
+        env={**tray_home.environ, "TRAY_TTY": str(not_a_terminal)},
+        cwd=tray_home.home,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    imported = _imported(result.stderr)
+    assert "tray.cli" in imported  # the report was read right
+    assert [name in imported for name in PARSER_MODULES] == [read_by_argparse] * 2
+    # Each says why in one line: no terminal to write to, or the usage error.
+    lines = [line for line in result.stderr.splitlines() if not line.startswith("import time")]
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("tray emit")
+    assert result.returncode == code
+    assert not_a_terminal.read_bytes() == b""

@@ -14,15 +14,18 @@ run with no controlling terminal), else the controlling terminal.
 
 from __future__ import annotations
 
-import argparse
 import os
 import select
 import time
+from typing import TYPE_CHECKING
 
 from tray.base.exit_codes import FAILURE, SUCCESS, UsageError
 from tray.launcher.fdio import write_all
 from tray.protocol.report import Report, ReportError, encode_sequence
 from tray.state.environment import Environment
+
+if TYPE_CHECKING:
+    import argparse
 
 TTY_VARIABLE = "TRAY_TTY"
 # A hook's payload is a page of JSON; more than this is not one tray reads.
