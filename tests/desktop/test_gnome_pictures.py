@@ -29,7 +29,12 @@ from helpers.sessions import live_session, make_record
 from helpers.waiting import wait_for
 from PIL import Image
 
-from desktop.test_gnome_shell import _MENU_LABELS, banner_of, indicator_of
+from desktop.test_gnome_shell import (
+    _MENU_LABELS,
+    banner_of,
+    indicator_of,
+    wait_for_no_indicator,
+)
 from tray.core.answer_target import APPROVE_LABEL, DENY_LABEL
 from tray.outlets.notifier import SNOOZE_LABEL
 from tray.state.store import StateStore
@@ -108,12 +113,13 @@ def keep(picture: Image.Image, variable: str, fallback: Path) -> Path:
 
 @pytest.fixture
 def clean_shell(gnome_shell: GnomeShell) -> Iterator[GnomeShell]:
-    """The shared shell with no banner before the test and, while it runs, without the
-    top bar's unsafe-mode sign (a broken padlock that only the tests' shell has, see
-    helpers/gnome_shell.py: no place in the README's pictures). After it: no banner, no
-    menu, and the pointer back where it was (left over a banner's place, it would keep
-    the next test's banners from expanding on their own)."""
+    """The shared shell with no banner and no earlier test's icon before the test and,
+    while it runs, without the top bar's unsafe-mode sign (a broken padlock that only the
+    tests' shell has, see helpers/gnome_shell.py: no place in the README's pictures).
+    After it: no banner, no menu, and the pointer back where it was (left over a banner's
+    place, it would keep the next test's banners from expanding on their own)."""
     gnome_shell.clear_notifications()
+    wait_for_no_indicator(gnome_shell)
     x, y = gnome_shell.eval("global.get_pointer().slice(0, 2)")
     gnome_shell.eval(f"{_UNSAFE_MODE_SIGN}.hide(); true")
     try:

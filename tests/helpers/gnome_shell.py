@@ -173,8 +173,25 @@ class GnomeShell:
         return None if value == "" else json.loads(value)
 
     def wait_eval(self, js: str, what: str, timeout: float = 20.0) -> Any:
-        """Wait until ``js`` gives something truthy, and return that."""
-        return wait_for(lambda: self.eval(js), timeout, 0.05, what)
+        """Wait until ``js`` gives something truthy, and return that. A try that throws
+        is one that is not there yet (an actor the shell is building again, say); the
+        deadline says the last try's error, if it threw."""
+        thrown: list[GnomeShellEvalError] = []
+
+        def attempt() -> Any:
+            thrown.clear()
+            try:
+                return self.eval(js)
+            except GnomeShellEvalError as error:
+                thrown.append(error)
+                return None
+
+        try:
+            return wait_for(attempt, timeout, 0.05, what)
+        except AssertionError as timed_out:
+            if thrown:
+                raise AssertionError(f"{timed_out}; the last try: {thrown[0]}") from None
+            raise
 
     def move_pointer(self, x: float, y: float) -> None:
         """Move the virtual pointer to (x, y) on the screen, and wait until the shell
