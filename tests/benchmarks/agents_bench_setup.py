@@ -5,7 +5,6 @@ through the launcher, and the rules' own cost measured apart."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import statistics
 import sys
@@ -13,12 +12,13 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path[:0] = [str(REPO)]
+sys.path[:0] = [str(REPO), str(REPO / "tests")]
+
+from helpers.sessions import make_session  # noqa: E402
 
 from tray.base.safe_text import clean_text  # noqa: E402
 from tray.core.agent_rules import AgentRules  # noqa: E402
 from tray.core.agent_tracker import AgentTracker  # noqa: E402
-from tray.core.session import Session  # noqa: E402
 from tray.launcher.recorder import SessionRecorder  # noqa: E402
 from tray.launcher.terminal_signals import TerminalSignals  # noqa: E402
 from tray.protocol.scanner import Scanner  # noqa: E402
@@ -203,13 +203,11 @@ _READ = 4096
 def _chunk_cost(chunks: list[bytes], rules: AgentRules | None) -> float:
     """CPU seconds of the launcher's per-read work on ``chunks``: the scanner, and the
     recorder for the reads with events, with the agent's rules or without."""
-    now = time.time()
-    session = Session(
-        id="bench", name="bench", command=("gemini",), cwd="/", pid=os.getpid(),
-        child_pid=None, started_at=now, updated_at=now,
-    )  # fmt: skip
     recorder = SessionRecorder(
-        session, time.time, LauncherLog(None, "bench", time.time), TerminalSignals("bench", 30.0)
+        make_session("bench", time.time()),
+        time.time,
+        LauncherLog(None, "bench", time.time),
+        TerminalSignals("bench", 30.0),
     )
     scanner = Scanner()
     if rules is not None:  # as the launcher does once it has read the agents' rules

@@ -193,15 +193,9 @@ def test_the_hooks_form_of_emit_is_read_without_argparse(
 ) -> None:
     not_a_terminal = tmp_path / "not-a-terminal"
     not_a_terminal.touch()
-    result = subprocess.run(
+    result = tray_home.run_argv(
         [sys.executable, "-X", "importtime", "-c", CONSOLE_SCRIPT, *args],
-        env={**tray_home.environ, "TRAY_TTY": str(not_a_terminal)},
-        cwd=tray_home.home,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
+        {"TRAY_TTY": str(not_a_terminal)},
     )
     imported = _imported(result.stderr)
     assert "tray.cli" in imported  # the report was read right

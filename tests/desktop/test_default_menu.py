@@ -13,29 +13,14 @@ which prints the number of items of each menu built, or the error.
 from __future__ import annotations
 
 import itertools
-import subprocess
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-TIMEOUT = 30.0
+from helpers.desktop_apps import run_icon_driver
+
 BUILDS = 4
 
 
 def test_the_default_menu_is_built_from_one_look_at_the_menu(desktop_env: dict[str, str]) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "tests.desktop.test_default_menu"],
-        cwd=ROOT,
-        env={
-            **desktop_env,
-            "PYSTRAY_BACKEND": "appindicator",
-            "PYTHONPATH": f"{ROOT}:{ROOT / 'tests'}",
-        },
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-    )
+    done = run_icon_driver("tests.desktop.test_default_menu", desktop_env)
     assert done.returncode == 0, done.stderr
     # Looks 0, 2, ... see the default item; 1, 3, ... do not, and give an empty menu.
     assert done.stdout.split() == ["1", "0"] * (BUILDS // 2), (done.stdout, done.stderr)

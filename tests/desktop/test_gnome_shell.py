@@ -15,8 +15,6 @@ of one test: it shows a pystray appindicator icon before any menu was handed to 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -25,7 +23,7 @@ from typing import Any
 
 import pytest
 from app.test_app_answer_desktop import CONFIG, SID, blocked_session, prompt
-from helpers.desktop_apps import REPO, TIMEOUT, RunningApp, start_app_process
+from helpers.desktop_apps import TIMEOUT, RunningApp, run_icon_driver, start_app_process
 from helpers.desktop_services import stop_process
 from helpers.gnome_shell import GnomeShell
 from helpers.launcher_end import LauncherEnd
@@ -197,20 +195,9 @@ def test_an_icon_shown_before_its_first_menu_is_shown_all_the_same(
     # The app's icon, a real pystray appindicator icon, shown before any menu was handed
     # to it while its menu has no default item: the order that, under load, left the
     # icon registered but passive, never in the top bar. Run as this module's driver.
-    done = subprocess.run(
-        [sys.executable, "-m", "tests.desktop.test_gnome_shell"],
-        cwd=REPO,
-        env={
-            **gnome_shell.env,
-            "PYSTRAY_BACKEND": "appindicator",
-            "PYTHONPATH": f"{REPO}:{REPO / 'tests'}",
-            "TMPDIR": str(tmp_path),  # pystray writes the image there
-        },
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-    )
+    # pystray writes the image in TMPDIR.
+    driver_env = gnome_shell.env | {"TMPDIR": str(tmp_path)}
+    done = run_icon_driver("tests.desktop.test_gnome_shell", driver_env)
     assert done.stdout.split() == ["active"], (done.stdout, done.stderr)
 
 

@@ -65,3 +65,20 @@ def start_app_process(
 
 
 StartApp = Callable[..., RunningApp]
+
+
+def run_icon_driver(
+    module: str, env: dict[str, str], timeout: float = TIMEOUT
+) -> subprocess.CompletedProcess[str]:
+    """``python -m MODULE`` from the repository, on pystray's appindicator backend: a test
+    module whose ``__main__`` drives a real icon in a process of its own (GTK's main loop
+    and pystray's threads stay out of the test's). ``env`` is its desktop."""
+    return subprocess.run(
+        [sys.executable, "-m", module],
+        cwd=REPO,
+        env={**env, "PYSTRAY_BACKEND": "appindicator", "PYTHONPATH": f"{REPO}:{REPO / 'tests'}"},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )

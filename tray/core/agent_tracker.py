@@ -50,6 +50,7 @@ import re
 from collections.abc import Mapping
 from typing import Final
 
+from tray.base.memo import Memo
 from tray.core.agent_rules import AgentRules, Effect, NotificationRule, report_for
 from tray.protocol.report import Report
 
@@ -97,7 +98,7 @@ class AgentTracker:
         self._worked = False
         self._title: str | None = None
         self._title_effect: Effect | None = None
-        self._title_matches: dict[str, tuple[Effect, str] | None] = {}
+        self._title_match = Memo(self._first_title_match, TITLES_KEPT)
         self._screen_tail = ""
         self._screen_held = b""
         self._screen_decoder = codecs.getincrementaldecoder("utf-8")("replace")
@@ -164,28 +165,21 @@ class AgentTracker:
         if text == self._title:
             return None
         self._title = text
-        if text in self._title_matches:
-            found = self._title_matches[text]
-        else:
-            found = self._title_match(text)
+        found = self._title_match(text)
         if found is None:
             return None
         effect, match = found
         self._title_effect = effect
         return self._infer(effect, TITLE_RANK, {"title": text, "match": match}, lasting=True)
 
-    def _title_match(self, text: str) -> tuple[Effect, str] | None:
-        """The first title rule that matches, and what it matched; remembered, as an
-        agent's titles come back again and again (a spinner's few frames, each turn's)."""
-        found = None
+    def _first_title_match(self, text: str) -> tuple[Effect, str] | None:
+        """The first title rule that matches, and what it matched (remembered in
+        ``_title_match``, as an agent's titles come back again and again: a spinner's few
+        frames, each turn's)."""
         for rule in self.rules.titles:
             if (match := rule.pattern.search(text)) is not None:
-                found = rule.effect, match[0]
-                break
-        if len(self._title_matches) >= TITLES_KEPT:
-            self._title_matches.clear()
-        self._title_matches[text] = found
-        return found
+                return rule.effect, match[0]
+        return None
 
     def notification(self, title: str, body: str) -> Report | None:
         """An OSC 9, 777 or 99 notification; a rule that matches it makes it a state."""

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from tray.base.memo import Memo
 from tray.core.session import Answered, Session
 from tray.launcher.terminal_signals import TerminalSignals
 from tray.protocol.output_events import Event, FullReset, PromptStart, Query, RawReport
@@ -32,7 +33,7 @@ INPUT_WRITE_INTERVAL = 2.0
 INPUT_PAUSE = 0.05
 # Reports parsed, remembered by their bytes: a program that reports progress sends the
 # same few reports again and again (thousands a second), and parsing each anew was most
-# of what they cost the launcher. Bounded: forgotten all at once when full.
+# of what they cost the launcher.
 REPORTS_KEPT = 256
 
 
@@ -79,7 +80,7 @@ class SessionRecorder:
         self._written_view: dict[str, Any] | None = None
         self._write_failed = False
         self._program_reports = False
-        self._parsed: dict[bytes, Report | None] = {}
+        self._parse = Memo(parse_body, REPORTS_KEPT)
 
     def apply(self, events: Iterable[Event]) -> bytes:
         """Record a chunk's events; return the answers owed to the command's queries."""
@@ -120,15 +121,6 @@ class SessionRecorder:
             self._view_dirty = True
             self._note_state(now)
         return answers
-
-    def _parse(self, body: bytes) -> Report | None:
-        parsed = self._parsed
-        if body in parsed:
-            return parsed[body]
-        if len(parsed) >= REPORTS_KEPT:
-            parsed.clear()
-        report = parsed[body] = parse_body(body)
-        return report
 
     def _report_counts(self, body: bytes, report: Report | None) -> bool:
         """Whether a report counts for an agent read through its rules: the agent's own

@@ -14,6 +14,7 @@ from collections import deque
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from tray.base.memo import Memo
 from tray.core.session import ATTENTION_KEPT, Attention
 from tray.protocol.output_events import Bell, CursorQuery, Event, FocusReporting, FullReset, Osc
 
@@ -56,7 +57,7 @@ class TerminalSignals:
         # for the recorder to apply.
         self.agent: AgentTracker | None = None
         self.inferred: list[Report] = []
-        self._title_texts: dict[bytes, str] = {}
+        self._title_text = Memo(_clean_title, TITLES_KEPT)
         # Set by anything a reader of the state file should see soon; typing alone is not.
         self.changed = False
 
@@ -184,20 +185,7 @@ class TerminalSignals:
 
     def _title(self, payload: bytes) -> None:
         assert self.agent is not None
-        text = self._title_texts.get(payload)
-        if text is None:
-            text = self._title_text(payload)
-        self._infer(self.agent.title(text))
-
-    def _title_text(self, payload: bytes) -> str:
-        """A title as the rules read it; remembered, as titles come back again and again."""
-        from tray.base.safe_text import clean_text  # noqa: PLC0415 - see __init__
-        from tray.protocol.attention import MAX_TITLE, clip_text  # noqa: PLC0415
-
-        if len(self._title_texts) >= TITLES_KEPT:
-            self._title_texts.clear()
-        text = self._title_texts[payload] = clean_text(clip_text(payload, MAX_TITLE))
-        return text
+        self._infer(self.agent.title(self._title_text(payload)))
 
     def _infer(self, report: Report | None) -> None:
         if report is not None:
@@ -245,3 +233,12 @@ class TerminalSignals:
         self._seq = attention.seq
         self._attention.append(attention)
         self.changed = True
+
+
+def _clean_title(payload: bytes) -> str:
+    """A title as the rules read it (remembered by TerminalSignals, as titles come back
+    again and again)."""
+    from tray.base.safe_text import clean_text  # noqa: PLC0415 - see TerminalSignals
+    from tray.protocol.attention import MAX_TITLE, clip_text  # noqa: PLC0415
+
+    return clean_text(clip_text(payload, MAX_TITLE))

@@ -109,9 +109,9 @@ _OSC_END: Final = re.compile(rb"[\x07\x18\x1a\x1b]")
 _STRING_END: Final = re.compile(rb"[\x18\x1a\x1b]")
 
 _OSC_NUMBER_TEXT = frozenset(b"%d" % number for number in OSC_NUMBERS)
-_OSC_AND_TITLE_TEXT = _OSC_NUMBER_TEXT | {b"%d" % number for number in TITLE_NUMBERS}
-_PROMPT_NUMBER_TEXT = frozenset(mark.split(b";")[0] for mark in PROMPT_MARKS)
 _TITLE_NUMBER_TEXT = frozenset(b"%d" % number for number in TITLE_NUMBERS)
+_OSC_AND_TITLE_TEXT = _OSC_NUMBER_TEXT | _TITLE_NUMBER_TEXT
+_PROMPT_NUMBER_TEXT = frozenset(mark.split(b";")[0] for mark in PROMPT_MARKS)
 
 
 _NO_EVENTS: tuple[Event, ...] = ()
