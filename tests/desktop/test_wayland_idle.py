@@ -11,6 +11,7 @@ import logging
 import socket
 import threading
 from collections.abc import Iterator
+from contextlib import suppress
 from pathlib import Path
 
 import pytest
@@ -40,7 +41,10 @@ class FakeCompositor:
         self._thread.start()
 
     def _serve(self) -> None:
-        client, _ = self._listener.accept()
+        try:
+            client, _ = self._listener.accept()
+        except OSError:  # closed before a client came
+            return
         self._client = client
         reader = MessageReader()
         while data := client.recv(4096):
@@ -79,11 +83,15 @@ class FakeCompositor:
             self._client.shutdown(socket.SHUT_RDWR)
 
     def close(self) -> None:
+        # The serving thread ends first (end of input, or its accept woken), and only then
+        # are the sockets closed: closed under it, its recv() raised EBADF in the thread.
         self.hang_up()
+        with suppress(OSError):  # not listening any more, or never connected
+            self._listener.shutdown(socket.SHUT_RDWR)
+        self._thread.join(5)
         self._listener.close()
         if self._client is not None:
             self._client.close()
-        self._thread.join(5)
 
 
 @pytest.fixture
