@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from tray.core.agent_tracker import AgentTracker
 from tray.protocol.attention import Notification, parse_osc777
-from tray.protocol.output_events import Osc
+from tray.protocol.output_events import Osc, Title
 from tray.protocol.scanner import Scanner
 from tray.state.agent_files import shipped_agent_book
 
@@ -20,7 +20,12 @@ def _tracker(app: str) -> AgentTracker:
 
 
 def _osc(stream: bytes) -> list[Osc]:
-    return [e for e in Scanner(titles=True).feed(stream).events if isinstance(e, Osc)]
+    return [e for e in Scanner().feed(stream).events if isinstance(e, Osc)]
+
+
+def _titles(stream: bytes) -> list[str]:
+    events = Scanner(titles=True).feed(stream).events
+    return [e.text.decode() for e in events if isinstance(e, Title)]
 
 
 def test_crush_notifications_as_its_source_sends_them() -> None:
@@ -48,11 +53,11 @@ def test_crush_notifications_as_its_source_sends_them() -> None:
 
 def test_amp_titles_as_described() -> None:
     tracker = _tracker("amp")
-    titles = [e.payload.decode() for e in _osc(
+    titles = _titles(
         "\x1b]0;\u280b fix the tests\x07"
         "\x1b]0;Plugin confirmation needed\x07"
         "\x1b]0;fix the tests - amp - ~/src/api\x07".encode()
-    )]  # fmt: skip
+    )
     said = [tracker.title(title) for title in titles]
     assert [(r.state, r.kind) for r in said if r is not None] == [
         ("working", None),

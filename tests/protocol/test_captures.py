@@ -27,6 +27,7 @@ from tray.protocol.output_events import (
     PromptStart,
     Query,
     RawReport,
+    Title,
 )
 from tray.protocol.records import Record, RecordTable
 from tray.protocol.report import Report, parse_body
@@ -69,8 +70,8 @@ def run(chunks: Iterable[bytes], titles: bool = False) -> Outcome:
         result = scanner.feed(chunk)
         output += result.output
         for event in result.events:
-            if isinstance(event, Osc) and event.number in (0, 2):
-                outcome.titles.append(event.payload)
+            if isinstance(event, Title):
+                outcome.titles.append(event.text)
                 continue
             if isinstance(event, SIGNALS):
                 outcome.signals.append(event)

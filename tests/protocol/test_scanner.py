@@ -28,6 +28,7 @@ from tray.protocol.output_events import (
     PromptStart,
     Query,
     RawReport,
+    Title,
 )
 from tray.protocol.scanner import MAX_CSI, MAX_SEQUENCE, Scanner
 
@@ -1086,7 +1087,7 @@ def test_titles_are_events_only_for_a_scanner_asked_for_them(terminator: bytes) 
     titled = Scanner(titles=True)
     result = [titled.feed(stream[i : i + 1]) for i in range(len(stream))]
     assert b"".join(r.output for r in result) == stream
-    assert [e for r in result for e in r.events] == [Osc(0, b"one"), Osc(2, b"two")]
+    assert [e for r in result for e in r.events] == [Title(b"one"), Title(b"two")]
 
 
 def test_a_title_is_an_event_only_when_it_changes() -> None:
@@ -1095,14 +1096,14 @@ def test_a_title_is_an_event_only_when_it_changes() -> None:
     scanner = Scanner(titles=True)
     split = [scanner.feed(frames[i : i + 1]) for i in range(len(frames))]
     assert b"".join(r.output for r in split) == frames  # every title is still passed on
-    expected = [Osc(0, b"work"), Osc(0, b"wait"), Osc(0, b"work")]
+    expected = [Title(b"work"), Title(b"wait"), Title(b"work")]
     assert [e for r in split for e in r.events] == expected
     assert Scanner(titles=True).feed(frames).events == tuple(expected)
     # Asked again (the agent's rules were read anew), the title in force is news again.
     scanner.read_titles(True)
-    assert scanner.feed(b"\x1b]2;work\x07").events == (Osc(2, b"work"),)
+    assert scanner.feed(b"\x1b]2;work\x07").events == (Title(b"work"),)
     # A scanner not asked for titles keeps none: asked later, the first one counts.
     late = Scanner()
     assert late.feed(b"\x1b]0;work\x07").events == ()
     late.read_titles(True)
-    assert late.feed(b"\x1b]0;work\x07").events == (Osc(0, b"work"),)
+    assert late.feed(b"\x1b]0;work\x07").events == (Title(b"work"),)

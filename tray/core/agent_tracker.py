@@ -48,10 +48,10 @@ from __future__ import annotations
 import codecs
 import re
 from collections.abc import Mapping
-from typing import Final
+from typing import Final, NamedTuple
 
 from tray.base.memo import Memo
-from tray.core.agent_rules import AgentRules, Effect, NotificationRule, report_for
+from tray.core.agent_rules import AgentRules, Effect, report_for
 from tray.protocol.report import Report
 
 BELL_RANK: Final = 0
@@ -71,10 +71,21 @@ _ESCAPES: Final = re.compile(
 # An escape sequence cut off at the end of a read: held back until the next one ends it.
 _UNFINISHED: Final = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*|[\]PX^_][^\x07\x1b]*)?\Z")
 MAX_HELD: Final = 4096
-# The titles whose rule is remembered: more than any agent's set of titles (a title with
-# a changing count in it comes back less often, and the memory starts over when full).
+# The titles and the notifications whose rule is remembered: more than any agent's set of
+# titles (a title with a changing count in it comes back less often, and the memory starts
+# over when full).
 TITLES_KEPT: Final = 256
+NOTIFICATIONS_KEPT: Final = 256
 _BLANKS: Final = re.compile(r"[\x00-\x09\x0b-\x1f\x7f ]+")
+
+
+class RuleMatch(NamedTuple):
+    """The rule a title or a notification meets, what it gives the message, and its
+    report: made once for each text, as an agent repeats its titles and notifications."""
+
+    effect: Effect
+    values: Mapping[str, object]
+    report: Report
 
 
 def screen_text(data: bytes) -> str:
@@ -99,6 +110,7 @@ class AgentTracker:
         self._title: str | None = None
         self._title_effect: Effect | None = None
         self._title_match = Memo(self._first_title_match, TITLES_KEPT)
+        self._notification_match = Memo(self._first_notification_match, NOTIFICATIONS_KEPT)
         self._screen_tail = ""
         self._screen_held = b""
         self._screen_decoder = codecs.getincrementaldecoder("utf-8")("replace")
@@ -165,37 +177,41 @@ class AgentTracker:
         if text == self._title:
             return None
         self._title = text
-        found = self._title_match(text)
+        found = self._title_match[text]
         if found is None:
             return None
-        effect, match = found
-        self._title_effect = effect
-        return self._infer(effect, TITLE_RANK, {"title": text, "match": match}, lasting=True)
+        self._title_effect = found.effect
+        return self._infer(
+            found.effect, TITLE_RANK, found.values, lasting=True, report=found.report
+        )
 
-    def _first_title_match(self, text: str) -> tuple[Effect, str] | None:
-        """The first title rule that matches, and what it matched (remembered in
+    def _first_title_match(self, text: str) -> RuleMatch | None:
+        """The first title rule that matches, with its report (remembered in
         ``_title_match``, as an agent's titles come back again and again: a spinner's few
         frames, each turn's)."""
         for rule in self.rules.titles:
             if (match := rule.pattern.search(text)) is not None:
-                return rule.effect, match[0]
+                values = {"title": text, "match": match[0]}
+                return RuleMatch(rule.effect, values, report_for(self.rules, rule.effect, values))
         return None
 
     def notification(self, title: str, body: str) -> Report | None:
         """An OSC 9, 777 or 99 notification; a rule that matches it makes it a state."""
-        found = self._notification_rule(title, body)
+        found = self._notification_match[title, body]
         if found is None:
             return None
-        rule, match = found
-        values = {"title": title, "body": body, "match": match}
-        return self._infer(rule.effect, NOTIFICATION_RANK, values, lasting=False)
+        return self._infer(
+            found.effect, NOTIFICATION_RANK, found.values, lasting=False, report=found.report
+        )
 
     def matches_notification(self, title: str, body: str) -> bool:
         """Whether a rule takes this notification (then it is the state, not a ping)."""
-        return not self.outranked and self._notification_rule(title, body) is not None
+        return not self.outranked and self._notification_match[title, body] is not None
 
-    def _notification_rule(self, title: str, body: str) -> tuple[NotificationRule, str] | None:
-        """The first rule whose patterns all match, and the text its last pattern matched."""
+    def _first_notification_match(self, note: tuple[str, str]) -> RuleMatch | None:
+        """The first rule whose patterns all match, with the text its last pattern matched
+        among the values of its message."""
+        title, body = note
         for rule in self.rules.notifications:
             found = None
             if rule.title is not None and (found := rule.title.search(title)) is None:
@@ -203,7 +219,8 @@ class AgentTracker:
             if rule.body is not None and (found := rule.body.search(body)) is None:
                 continue
             assert found is not None  # a rule has a title or a body pattern
-            return rule, found[0]
+            values = {"title": title, "body": body, "match": found[0]}
+            return RuleMatch(rule.effect, values, report_for(self.rules, rule.effect, values))
         return None
 
     def bell(self) -> Report | None:
@@ -282,8 +299,16 @@ class AgentTracker:
         return None if self._state is None else self._state[0]
 
     def _infer(
-        self, effect: Effect, rank: int, values: Mapping[str, object], *, lasting: bool
+        self,
+        effect: Effect,
+        rank: int,
+        values: Mapping[str, object],
+        *,
+        lasting: bool,
+        report: Report | None = None,
     ) -> Report | None:
+        """The report ``effect`` makes, from a source of ``rank``, or None when it says
+        nothing new; ``report`` is the one it makes, when made already."""
         if self.outranked:
             return None
         state = effect.state
@@ -300,8 +325,9 @@ class AgentTracker:
         self._state, self._rank = said, rank
         self._until_answered = not lasting and state == "blocked"
         if state != effect.state:
-            effect = Effect(state, None, effect.msg)
-        report = report_for(self.rules, effect, values)
+            effect, report = Effect(state, None, effect.msg), None
+        if report is None:
+            report = report_for(self.rules, effect, values)
         if report == self._last:
             return None  # the same again, from a source of the same rank
         self._last = report

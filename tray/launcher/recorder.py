@@ -17,7 +17,18 @@ from typing import TYPE_CHECKING, Any
 from tray.base.memo import Memo
 from tray.core.session import Answered, Session
 from tray.launcher.terminal_signals import TerminalSignals
-from tray.protocol.output_events import Event, FullReset, PromptStart, Query, RawReport
+from tray.protocol.output_events import (
+    Bell,
+    CursorQuery,
+    Event,
+    FocusReporting,
+    FullReset,
+    Osc,
+    PromptStart,
+    Query,
+    RawReport,
+    Title,
+)
 from tray.protocol.records import Record, RecordTable
 from tray.protocol.report import Report, from_hook, parse_body
 from tray.state.logs import LauncherLog
@@ -35,6 +46,11 @@ INPUT_PAUSE = 0.05
 # same few reports again and again (thousands a second), and parsing each anew was most
 # of what they cost the launcher.
 REPORTS_KEPT = 256
+# The events TerminalSignals reads, and the recorder only hands on: titles, notifications,
+# bells, focus reporting, cursor queries. Looked for right after reports, as they are most
+# of the other events a program writes (an agent's title, at every change of its spinner
+# or its state).
+SIGNALS = (Title, Osc, Bell, FocusReporting, CursorQuery)
 
 
 def _visible(session: Session) -> dict[str, Any]:
@@ -89,33 +105,35 @@ class SessionRecorder:
         recorded = False
         others: list[Event] = []
         for event in events:
-            if isinstance(event, Query):
-                answers += event.answer
-                if event.number == 7501:  # OSC 99's query says nothing of OSC 7501
-                    self._source = "program"
-            elif isinstance(event, RawReport):
+            if isinstance(event, RawReport):
                 self._source = "program"
-                report = self._parse(event.body)
+                report = self._parse[event.body]
                 if self._watch.agent is not None and not self._report_counts(event.body, report):
                     continue  # a hook's, after the program has reported for itself
                 if report is not None:
                     self._table.apply(report, now)
+            elif isinstance(event, SIGNALS):
+                # A chunk with only these schedules a write only when a reader would see a
+                # change.
+                others.append(event)
+                continue
+            elif isinstance(event, Query):
+                answers += event.answer
+                if event.number == 7501:  # OSC 99's query says nothing of OSC 7501
+                    self._source = "program"
             elif isinstance(event, PromptStart):
                 self._table.end_of_run()
             elif isinstance(event, FullReset):
                 self._table.reset()
                 self._watch.output((event,), now)
-            else:
-                # Bells, notifications, focus reporting, cursor queries: a chunk with
-                # only those schedules a write only when a reader would see a change.
-                others.append(event)
-                continue
             recorded = True
         if others:
-            self._watch.output(others, now)
-            recorded = recorded or self._watch.changed
-            self._watch.changed = False
-            recorded = self._apply_inferred(now) or recorded
+            watch = self._watch
+            watch.output(others, now)
+            if watch.changed:  # set too when the agent's rules made reports of them
+                watch.changed = False
+                self._apply_inferred(now)
+                recorded = True
         if recorded:
             self._changed_at = now
             self._view_dirty = True
@@ -142,15 +160,12 @@ class SessionRecorder:
         agent.reported(report, hook=hook)
         return True
 
-    def _apply_inferred(self, now: float) -> bool:
-        """The reports the agent's rules made of what it showed; True when there were any."""
+    def _apply_inferred(self, now: float) -> None:
+        """The reports the agent's rules made of what it showed."""
         inferred = self._watch.inferred
-        if not inferred:
-            return False
         for report in inferred:
             self._table.apply(report, now)
         inferred.clear()
-        return True
 
     def watch_agent(self, agent: AgentTracker | None) -> None:
         """Read the signals of the agent the command is, through its rules."""

@@ -16,7 +16,15 @@ from typing import TYPE_CHECKING
 
 from tray.base.memo import Memo
 from tray.core.session import ATTENTION_KEPT, Attention
-from tray.protocol.output_events import Bell, CursorQuery, Event, FocusReporting, FullReset, Osc
+from tray.protocol.output_events import (
+    Bell,
+    CursorQuery,
+    Event,
+    FocusReporting,
+    FullReset,
+    Osc,
+    Title,
+)
 
 if TYPE_CHECKING:
     from tray.core.agent_tracker import AgentTracker
@@ -106,7 +114,15 @@ class TerminalSignals:
 
     def output(self, events: Iterable[Event], now: float) -> None:
         for event in events:
-            if isinstance(event, Osc):
+            if isinstance(event, Title):
+                # The scanner reports a title only when it changes, and only for an agent
+                # whose rules read titles.
+                agent = self.agent
+                if agent is not None:
+                    report = agent.title(self._title_text[event.text])
+                    if report is not None:
+                        self._infer(report)
+            elif isinstance(event, Osc):
                 self._osc(event, now)
             elif isinstance(event, Bell):
                 agent = self.agent
@@ -133,12 +149,6 @@ class TerminalSignals:
 
     def _osc(self, event: Osc, now: float) -> None:
         number, payload = event.number, event.payload
-        if number in (0, 2):
-            # The scanner reports a title only when it changes, and only for an agent
-            # whose rules read titles.
-            if self.agent is not None:
-                self._title(payload)
-            return
         from tray.protocol import attention  # noqa: PLC0415 - see __init__
 
         if number == 9:
@@ -182,10 +192,6 @@ class TerminalSignals:
         if value != self.terminal_progress:
             self.terminal_progress = value
             self.changed = True
-
-    def _title(self, payload: bytes) -> None:
-        assert self.agent is not None
-        self._infer(self.agent.title(self._title_text(payload)))
 
     def _infer(self, report: Report | None) -> None:
         if report is not None:

@@ -60,6 +60,14 @@ class Osc:
 
 
 @dataclass(frozen=True, slots=True)
+class Title:
+    """An OSC 0 or 2 whose text is not the last title's, from a scanner asked for titles:
+    ``text`` is everything after ``0;`` or ``2;``, without the terminator."""
+
+    text: bytes
+
+
+@dataclass(frozen=True, slots=True)
 class FocusReporting:
     """``CSI ? ... h`` or ``CSI ? ... l`` with 1004 among its modes: focus events on or off."""
 
@@ -71,4 +79,6 @@ class CursorQuery:
     """``CSI 6 n`` or ``CSI ? 6 n``: a ``CSI row ; col R`` on the input is the reply."""
 
 
-Event = Query | RawReport | PromptStart | FullReset | Bell | Osc | FocusReporting | CursorQuery
+Event = (
+    Query | RawReport | PromptStart | FullReset | Bell | Osc | Title | FocusReporting | CursorQuery
+)

@@ -5,8 +5,8 @@ It reads a byte stream cut at arbitrary read boundaries and finds:
 - OSC 7501 reports (:class:`RawReport`), and the OSC 7501 and OSC 99 support queries
   (:class:`Query`);
 - OSC 133 and 633 ``A`` prompt marks (:class:`PromptStart`), and every complete OSC 7,
-  9, 99, 133, 633 and 777 (:class:`Osc`), and, when asked, each new title (OSC 0 or 2
-  with a text other than the last one's);
+  9, 99, 133, 633 and 777 (:class:`Osc`), and, when asked, each new title (:class:`Title`:
+  OSC 0 or 2 with a text other than the last one's);
 - RIS, ``ESC c`` (:class:`FullReset`);
 - a BEL outside any OSC, DCS, SOS, PM or APC string (:class:`Bell`);
 - DEC private mode 1004 turned on or off (:class:`FocusReporting`), and the cursor
@@ -47,6 +47,7 @@ from tray.protocol.output_events import (
     PromptStart,
     Query,
     RawReport,
+    Title,
 )
 from tray.protocol.support_queries import (
     KITTY_PREFIX,
@@ -73,9 +74,9 @@ MAX_SEQUENCE = 4096
 # are a few bytes long; a longer one is passed through unrecognised.
 MAX_CSI = 64
 PROMPT_MARKS = (b"133;A", b"633;A")
-# The OSC numbers reported as Osc events: cwd, notifications and shell integration; and
-# titles (OSC 0 and 2) for a scanner asked for them, a launcher whose agent's rules read
-# them: any other program's titles are passed over in the search, as colours are.
+# The OSC numbers reported as Osc events: cwd, notifications and shell integration. The
+# titles (OSC 0 and 2) are Title events for a scanner asked for them, a launcher whose
+# agent's rules read them: any other program's titles are passed over, as colours are.
 OSC_NUMBERS = (7, 9, 99, 133, 633, 777)
 TITLE_NUMBERS = (0, 2)
 FOCUS_MODE = 1004
@@ -507,10 +508,11 @@ class Scanner:
         number, separator, payload = body.partition(b";")
         if separator and number in self._osc_numbers:
             if number in _TITLE_NUMBER_TEXT:
-                if payload == self._title:
-                    return False
-                self._title = payload
-            elif number in _PROMPT_NUMBER_TEXT and (payload == b"A" or payload.startswith(b"A;")):
+                if payload != self._title:
+                    self._title = payload
+                    events.append(Title(payload))
+                return False
+            if number in _PROMPT_NUMBER_TEXT and (payload == b"A" or payload.startswith(b"A;")):
                 events.append(_PROMPT_START)
             events.append(Osc(int(number), payload))
         return False
