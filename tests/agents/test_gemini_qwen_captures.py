@@ -13,6 +13,7 @@ from helpers.agent_terminal import PROJECT_ROOT
 
 from tray.core.agent_tracker import AgentTracker
 from tray.launcher.terminal_signals import TerminalSignals
+from tray.protocol.output_events import Title
 from tray.protocol.report import Report
 from tray.protocol.scanner import Scanner
 from tray.state.agent_files import shipped_agent_book
@@ -78,17 +79,27 @@ TITLES = {
 }
 
 
-def _reports(name: str, chunk: int) -> list[Report]:
-    app = next(app for app in TITLES if name.startswith(f"{app}-"))
+def _read(app: str, data: bytes, chunk: int, meanings: bool = True) -> tuple[list[Report], int]:
+    """The reports the rules of ``app`` make of ``data``, and how many title events the
+    scanner gave; ``meanings``: the scanner reports a title only when what the rules make
+    of it changes, as the launcher makes it, or else every change of its text."""
     rules = shipped_agent_book().get(app)
     assert rules is not None
     signals = TerminalSignals("host", 10.0)
     signals.agent = AgentTracker(rules)
-    scanner = Scanner(titles=bool(rules.titles))  # as the launcher makes it
-    data = (AGENTS / f"{name}.bin").read_bytes()
+    scanner = Scanner()
+    scanner.read_titles(bool(rules.titles), signals.title_meanings() if meanings else None)
+    titles = 0
     for start in range(0, len(data), chunk):
-        signals.output(scanner.feed(data[start : start + chunk]).events, 1.0)
-    return list(signals.inferred)
+        events = scanner.feed(data[start : start + chunk]).events
+        titles += sum(isinstance(event, Title) for event in events)
+        signals.output(events, 1.0)
+    return list(signals.inferred), titles
+
+
+def _reports(name: str, chunk: int) -> list[Report]:
+    app = next(app for app in TITLES if name.startswith(f"{app}-"))
+    return _read(app, (AGENTS / f"{name}.bin").read_bytes(), chunk)[0]
 
 
 def _states(name: str, chunk: int) -> list[tuple[str, str | None]]:
@@ -113,3 +124,22 @@ def test_the_titles_are_there_as_measured(app: str) -> None:
         data = (AGENTS / f"{app}-{scenario}.bin").read_bytes()
         for title in TITLES[app]:
             assert title in data, (scenario, title)
+
+
+# Whether the rules pass over some title of another agent: Qwen Code's read every title
+# (any other than its spinner's and its prompt's is the end of a turn).
+PASSES_OVER_TITLES = {"gemini": True, "qwen-code": False}
+
+
+@pytest.mark.parametrize("chunk", [1 << 20, 61])
+@pytest.mark.parametrize("app", sorted(TITLES))
+def test_titles_reported_by_meaning_make_the_same_reports(app: str, chunk: int) -> None:
+    # Every capture, of every agent, read with these rules: the titles they pass over
+    # (another agent's spinner) are no events, and what the rules make of the rest is the
+    # same as when every title is one.
+    data = b"".join(path.read_bytes() for path in sorted(AGENTS.glob("*.bin")))
+    by_meaning, fewer = _read(app, data, chunk)
+    every, titles = _read(app, data, chunk, meanings=False)
+    assert by_meaning == every
+    assert len(every) > 10
+    assert (fewer < titles) == PASSES_OVER_TITLES[app]

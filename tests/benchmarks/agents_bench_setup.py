@@ -212,7 +212,8 @@ def _chunk_cost(chunks: list[bytes], rules: AgentRules | None) -> float:
     scanner = Scanner()
     if rules is not None:  # as the launcher does once it has read the agents' rules
         recorder.watch_agent(AgentTracker(rules))
-        scanner.read_titles(recorder.reads_titles)
+        meanings = recorder.title_meanings()
+        scanner.read_titles(meanings is not None, meanings)
     feed, apply = scanner.feed, recorder.apply
     started = time.process_time()
     for chunk in chunks:

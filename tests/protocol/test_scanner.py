@@ -1107,3 +1107,42 @@ def test_a_title_is_an_event_only_when_it_changes() -> None:
     assert late.feed(b"\x1b]0;work\x07").events == ()
     late.read_titles(True)
     assert late.feed(b"\x1b]0;work\x07").events == (Title(b"work"),)
+
+
+def test_with_meanings_a_title_is_an_event_only_when_its_meaning_changes() -> None:
+    # A spinner's frames mean nothing to the rules: one event for the run of them.
+    meanings = {b"- a": None, b"\\ a": None, b"| a": None, b"Wait": "blocked", b"Work": "working"}
+    frames = b"".join(b"\x1b]0;" + title + b"\x07x" for title in meanings)
+    frames += b"\x1b]2;- a\x07\x1b]0;Work\x07\x1b]0;Wait\x07"
+    expected = [Title(b"- a"), Title(b"Wait"), Title(b"Work"), Title(b"- a"), Title(b"Work")]
+    expected.append(Title(b"Wait"))
+    for cut in range(1, len(frames) + 1):
+        scanner = Scanner()
+        scanner.read_titles(True, meanings)
+        split = [scanner.feed(frames[i : i + cut]) for i in range(0, len(frames), cut)]
+        assert b"".join(r.output for r in split) == frames  # every title is passed on
+        assert [e for r in split for e in r.events] == expected
+    # Asked again, the first title is news whatever it means.
+    scanner.read_titles(True, meanings)
+    assert scanner.feed(b"\x1b]0;Wait\x07").events == (Title(b"Wait"),)
+
+
+@given(st.lists(st.sampled_from([b"a", b"b", b"c", b"d"]), max_size=30), st.data())
+def test_meanings_keep_exactly_the_changes_of_meaning(
+    titles: list[bytes], data: st.DataObject
+) -> None:
+    meaning_of = {title: data.draw(st.sampled_from(["x", "y", None])) for title in b"abcd"}
+    meanings = {bytes([title]): meaning for title, meaning in meaning_of.items()}
+    scanner = Scanner()
+    scanner.read_titles(True, meanings)
+    stream = b"".join(b"\x1b]0;" + title + b"\x07" for title in titles)
+    found = [e.text for e in scanner.feed(stream).events if isinstance(e, Title)]
+    expected: list[bytes] = []
+    last_text: bytes | None = None
+    last_meaning: object = object()
+    for title in titles:
+        if title != last_text and meanings[title] is not last_meaning:
+            expected.append(title)
+            last_meaning = meanings[title]
+        last_text = title
+    assert found == expected

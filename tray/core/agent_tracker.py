@@ -185,6 +185,11 @@ class AgentTracker:
             found.effect, TITLE_RANK, found.values, lasting=True, report=found.report
         )
 
+    def title_meaning(self, text: str) -> RuleMatch | None:
+        """What the rules make of a title: the same object each time for the same text
+        (while it is remembered), None for a title no rule reads."""
+        return self._title_match[text]
+
     def _first_title_match(self, text: str) -> RuleMatch | None:
         """The first title rule that matches, with its report (remembered in
         ``_title_match``, as an agent's titles come back again and again: a spinner's few
@@ -318,7 +323,8 @@ class AgentTracker:
         if state in ("working", "blocked"):
             self._worked = True
         said = (state, effect.kind if state == "blocked" else None)
-        if self._state is not None and state == self._state[0] and rank < self._rank:
+        previous = self._state
+        if previous is not None and state == previous[0] and rank < self._rank:
             # Said already by a better source, which knows the kind and the words best
             # (a notification can tell a question from a permission; a title cannot).
             return None
@@ -328,7 +334,9 @@ class AgentTracker:
             effect, report = Effect(state, None, effect.msg), None
         if report is None:
             report = report_for(self.rules, effect, values)
-        if report == self._last:
+        # The last report said ``previous``: one that says another state or kind is news
+        # without a look at its words.
+        if said == previous and report == self._last:
             return None  # the same again, from a source of the same rank
         self._last = report
         return report

@@ -340,7 +340,8 @@ class AttachedSession:
             self._answer_settings = load_config(self._env, book.answer_keys()).answer
         recorder.watch_agent(self._agent(book))
         if self._scanner is not None:
-            self._scanner.read_titles(recorder.reads_titles)
+            meanings = recorder.title_meanings()
+            self._scanner.read_titles(meanings is not None, meanings)
 
     def _agent(self, book: AgentBook) -> AgentTracker | None:
         """The rules of the agent this command starts, when tray knows it and it speaks

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -171,11 +171,10 @@ class SessionRecorder:
         """Read the signals of the agent the command is, through its rules."""
         self._watch.agent = agent
 
-    @property
-    def reads_titles(self) -> bool:
-        """Whether the agent's rules read its titles: then the scanner reports them."""
-        agent = self._watch.agent
-        return agent is not None and bool(agent.rules.titles)
+    def title_meanings(self) -> Mapping[bytes, object] | None:
+        """What the agent's rules make of each title, for the scanner, which then reports
+        a title only when its meaning changes; None when the rules read no titles."""
+        return self._watch.title_meanings()
 
     @property
     def watches_screen(self) -> bool:

@@ -11,7 +11,7 @@ No I/O and no clock of its own: every call is given the time.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from tray.base.memo import Memo
@@ -68,6 +68,16 @@ class TerminalSignals:
         self._title_text = Memo(_clean_title, TITLES_KEPT)
         # Set by anything a reader of the state file should see soon; typing alone is not.
         self.changed = False
+
+    def title_meanings(self) -> Mapping[bytes, object] | None:
+        """What the agent's rules make of each title, by the bytes the scanner finds; None
+        when they read no titles. The scanner then reports a title only when its meaning
+        changes: the frames of a spinner no rule reads are not each an event."""
+        agent = self.agent
+        if agent is None or not agent.rules.titles:
+            return None
+        title_text = self._title_text
+        return Memo(lambda text: agent.title_meaning(title_text[text]), TITLES_KEPT)
 
     @property
     def attention(self) -> tuple[Attention, ...]:

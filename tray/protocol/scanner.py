@@ -35,6 +35,7 @@ CAN or SUB cancels either.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Final
 
 from tray.protocol.output_events import (
@@ -116,6 +117,8 @@ _PROMPT_NUMBER_TEXT = frozenset(mark.split(b";")[0] for mark in PROMPT_MARKS)
 
 
 _NO_EVENTS: tuple[Event, ...] = ()
+# The meaning of no title yet: unlike any a reader gives.
+_UNSEEN = object()
 _BELL = Bell()
 _FULL_RESET = FullReset()
 _PROMPT_START = PromptStart()
@@ -157,7 +160,10 @@ class Scanner:
     session, where forwarding would have the outer one record each report again. With
     ``titles``, OSC 0 and 2 are events too, each only when its text is not the last
     title's: agents set the same title again and again (some with OSC 0 and 2 alike, on
-    every frame), and what reads titles wants to know when one changes.
+    every frame), and what reads titles wants to know when one changes. A reader that
+    tells titles apart by a few patterns (an agent's rules) can say so with the
+    ``meanings`` of :meth:`read_titles`: then only a change of meaning is an event, and
+    the frames of a spinner the patterns pass over are not.
     """
 
     __slots__ = (
@@ -171,6 +177,8 @@ class Scanner:
         "_osc_numbers",
         "_overflow",
         "_title",
+        "_title_meaning",
+        "_title_meanings",
         "_withhold_reports",
     )
 
@@ -180,10 +188,23 @@ class Scanner:
         self._candidate = could_be_osc7501_or_query if withhold_reports else could_be_query
         self._reset()
 
-    def read_titles(self, titles: bool) -> None:
-        """Whether OSC 0 and 2 are events from now on; the first one after this is."""
+    def read_titles(self, titles: bool, meanings: Mapping[bytes, object] | None = None) -> None:
+        """Whether OSC 0 and 2 are events from now on; the first one after this is.
+
+        ``meanings`` gives each title's meaning to the reader, the same object for titles
+        that mean the same (a memo of what its patterns make of them): a title is an event
+        only when its meaning is not the last title's.
+
+        >>> meanings = {b"Working 1": "working", b"Working 2": "working", b"Ready": "done"}
+        >>> scanner = Scanner()
+        >>> scanner.read_titles(True, meanings)
+        >>> scanner.feed(b"\x1b]0;Working 1\x07\x1b]0;Working 2\x07\x1b]0;Ready\x07").events
+        (Title(text=b'Working 1'), Title(text=b'Ready'))
+        """
         self._osc_numbers = _OSC_AND_TITLE_TEXT if titles else _OSC_NUMBER_TEXT
         self._title: bytes | None = None
+        self._title_meanings = meanings
+        self._title_meaning: object = _UNSEEN
 
     def _reset(self) -> None:
         self._mode = _GROUND
@@ -510,6 +531,12 @@ class Scanner:
             if number in _TITLE_NUMBER_TEXT:
                 if payload != self._title:
                     self._title = payload
+                    meanings = self._title_meanings
+                    if meanings is not None:
+                        meaning = meanings[payload]
+                        if meaning is self._title_meaning:
+                            return False
+                        self._title_meaning = meaning
                     events.append(Title(payload))
                 return False
             if number in _PROMPT_NUMBER_TEXT and (payload == b"A" or payload.startswith(b"A;")):
