@@ -132,7 +132,10 @@ class SessionRecorder:
             watch.output(others, now)
             if watch.changed:  # set too when the agent's rules made reports of them
                 watch.changed = False
-                self._apply_inferred(now)
+                inferred = watch.inferred
+                for report in inferred:
+                    self._table.apply(report, now)
+                inferred.clear()
                 recorded = True
         if recorded:
             self._changed_at = now
@@ -159,13 +162,6 @@ class SessionRecorder:
             return False
         agent.reported(report, hook=hook)
         return True
-
-    def _apply_inferred(self, now: float) -> None:
-        """The reports the agent's rules made of what it showed."""
-        inferred = self._watch.inferred
-        for report in inferred:
-            self._table.apply(report, now)
-        inferred.clear()
 
     def watch_agent(self, agent: AgentTracker | None) -> None:
         """Read the signals of the agent the command is, through its rules."""
