@@ -77,7 +77,7 @@ class TerminalSignals:
         if agent is None or not agent.rules.titles:
             return None
         title_text = self._title_text
-        return Memo(lambda text: agent.title_meaning(title_text[text]), TITLES_KEPT)
+        return Memo(lambda payload: agent.title_meaning(title_text[payload]), TITLES_KEPT)
 
     @property
     def attention(self) -> tuple[Attention, ...]:
@@ -129,9 +129,7 @@ class TerminalSignals:
                 # whose rules read titles.
                 agent = self.agent
                 if agent is not None:
-                    report = agent.title(self._title_text[event.text])
-                    if report is not None:
-                        self._infer(report)
+                    self._infer(agent.title(self._title_text[event.text]))
             elif isinstance(event, Osc):
                 self._osc(event, now)
             elif isinstance(event, Bell):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 from tray.protocol.report import CLEAR, URGENCY, Report
@@ -41,7 +40,7 @@ def _ancestors(record_id: str) -> list[str]:
     return ["/".join(parts[:i]) for i in range(len(parts) - 1, 0, -1)] + [""]
 
 
-def most_urgent(states: Iterable[str]) -> str | None:
+def most_urgent(states: list[str]) -> str | None:
     """The state of :data:`~tray.protocol.report.URGENCY` that comes first, or None.
 
     >>> most_urgent(["done", "blocked", "working"])
@@ -158,4 +157,4 @@ class RecordTable:
         return result
 
     def state(self) -> str | None:
-        return most_urgent({entry[0].state for entry in self._records.values()})
+        return most_urgent([entry[0].state for entry in self._records.values()])
