@@ -230,7 +230,7 @@ def _guarded(command: str, env: Environment, action: Callable[[], int]) -> int:
         return FAILURE
     except Exception as error:
         # Imported only now: an instance exists, so its module is loaded already.
-        from tray.core.config import ConfigError  # noqa: PLC0415
+        from tray.core.config.settings import ConfigError  # noqa: PLC0415
         from tray.protocol.report import ReportError  # noqa: PLC0415
         from tray.state.store import StoreError  # noqa: PLC0415
 

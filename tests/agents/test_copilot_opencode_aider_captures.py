@@ -17,8 +17,8 @@ import re
 import pytest
 from helpers.agent_terminal import PROJECT_ROOT
 
-from tray.core.agent_rules import hook_report
-from tray.core.agent_tracker import AgentTracker
+from tray.core.agents.rules import hook_report
+from tray.core.agents.tracker import AgentTracker
 from tray.protocol.report import Report
 from tray.state.agent_files import shipped_agent_book
 

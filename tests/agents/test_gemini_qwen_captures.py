@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from helpers.agent_terminal import PROJECT_ROOT
 
-from tray.core.agent_tracker import AgentTracker
+from tray.core.agents.tracker import AgentTracker
 from tray.launcher.terminal_signals import TerminalSignals
 from tray.protocol.output_events import Title
 from tray.protocol.report import Report

@@ -5,7 +5,7 @@ Each agent runs on a real pty against a loopback fake of its model API that asks
 and reads the agent's OSC 7501 reports with tray's scanner and record table. The answer goes
 the way a script's does: ``tray answer SESSION approve --since T`` (its ``run``) to an
 answer socket the test serves as the launcher does, whose gate
-(:func:`tray.core.answer_gate.decide`) picks the keys. This is where the built-in table is
+(:func:`tray.core.answers.gate.decide`) picks the keys. This is where the built-in table is
 checked against the agents themselves; ``test_agents_under_tray.py`` runs the same agents
 under the real launcher.
 """
@@ -32,8 +32,8 @@ from helpers.agents import start_claude, start_codex
 from helpers.answer_keys import SHIPPED_SETTINGS
 
 from tray.commands.answer import run
-from tray.core.answer_gate import Decision, Request, decide
-from tray.core.session import Session
+from tray.core.answers.gate import Decision, Request, decide
+from tray.core.session.model import Session
 from tray.launcher.answer_socket import AnswerSocket, socket_path
 from tray.state.environment import Environment
 from tray.state.store import StateStore, process_start_token

@@ -31,8 +31,8 @@ from helpers.hook_homes import install_hooks
 from helpers.model_standins import FakeChatCompletions, FakeGemini
 from helpers.waiting import barrier, wait_for
 
-from tray.core.answer_target import APPROVE_LABEL, DENY_LABEL
-from tray.core.session import Session
+from tray.core.answers.target import APPROVE_LABEL, DENY_LABEL
+from tray.core.session.model import Session
 from tray.state.store import StateStore
 
 # done_after = 0: a state after the answer that were let through would ping at once.

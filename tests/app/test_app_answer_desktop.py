@@ -26,9 +26,9 @@ from helpers.sessions import live_session
 from helpers.waiting import barrier, wait_for
 from outlets.test_notifier import Recorder
 
-from tray.core.answer_gate import CHANGED
-from tray.core.answer_target import APPROVE_LABEL, DENY_LABEL, AnswerTarget
-from tray.core.session import Answered, Session
+from tray.core.answers.gate import CHANGED
+from tray.core.answers.target import APPROVE_LABEL, DENY_LABEL, AnswerTarget
+from tray.core.session.model import Answered, Session
 from tray.outlets.notifier import SNOOZE_ACTION, SNOOZE_LABEL, Notifier
 from tray.protocol.records import Record
 from tray.state.store import StateStore

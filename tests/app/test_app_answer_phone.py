@@ -48,9 +48,9 @@ from helpers.waiting import wait_for
 
 from app.test_app_answer_agents import AGENT_TIMEOUT, Pumped, claude_session, state_of
 from tray.base.safe_text import clean_text
-from tray.core.answer_gate import CHANGED, TYPED
-from tray.core.labels import session_label
-from tray.core.phone_tokens import Grant, reply_topic, sign
+from tray.core.answers.gate import CHANGED, TYPED
+from tray.core.answers.phone_tokens import Grant, reply_topic, sign
+from tray.core.session.labels import session_label
 from tray.state.phone_key import KEY_NAME
 from tray.state.store import StateStore
 

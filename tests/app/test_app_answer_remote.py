@@ -19,10 +19,10 @@ from remote.test_answer_remote import SESSION_ID, PlayedLauncher, blocked
 
 from tray.app.answer_dispatch import AnswerDispatcher, AnswerRoutes
 from tray.app.messages import Answer
-from tray.core.answer_gate import SETTLE
-from tray.core.answer_target import AnswerTarget
-from tray.core.session import Session
-from tray.core.ssh_commands import HostConfig
+from tray.core.answers.gate import SETTLE
+from tray.core.answers.target import AnswerTarget
+from tray.core.hosts.ssh_commands import HostConfig
+from tray.core.session.model import Session
 from tray.state.store import process_start_token
 
 APP_ID = f"host:devbox/{SESSION_ID}"

@@ -3,7 +3,7 @@ its answer socket, and the outcome withdraws the notification or says why not.
 
 The launcher's end is the real :class:`AnswerSocket`, bound in a temporary state
 directory and served on a thread of the test, with the real gate
-(:func:`tray.core.answer_gate.decide`) over records the test sets; its ``type_keys`` writes
+(:func:`tray.core.answers.gate.decide`) over records the test sets; its ``type_keys`` writes
 down what would have gone into the program.
 """
 
@@ -27,9 +27,9 @@ from helpers.waiting import wait_for
 from tray.app.answer_dispatch import AnswerDispatcher, AnswerRoutes, Outcome, deliver_answer
 from tray.app.main import TrayApp
 from tray.app.messages import Answer
-from tray.core.answer_gate import CHANGED, TYPED
-from tray.core.answer_target import AnswerTarget
-from tray.core.session import Session
+from tray.core.answers.gate import CHANGED, TYPED
+from tray.core.answers.target import AnswerTarget
+from tray.core.session.model import Session
 from tray.core.view.overview import Overview
 from tray.protocol.records import Record
 from tray.state.config_file import load_config

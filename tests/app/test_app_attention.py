@@ -27,7 +27,7 @@ from helpers.waiting import barrier, wait_for, wait_past
 from ptyprocess import PtyProcess
 
 from tray.core.policy.schedule import COALESCE
-from tray.core.session import Session
+from tray.core.session.model import Session
 from tray.core.view.overview import IconState
 from tray.state.store import StateStore
 

@@ -15,7 +15,7 @@ from helpers.receiver import Receiver, running_receiver
 from helpers.sshd import Remote, hosts_toml, make_session
 from helpers.waiting import wait_for
 
-from tray.core.ssh_commands import HostConfig
+from tray.core.hosts.ssh_commands import HostConfig
 
 
 @pytest.fixture

@@ -42,8 +42,8 @@ from helpers.desktop_services import (
 from helpers.sessions import blocked, live_session, working
 from helpers.waiting import barrier, wait_for, wait_past
 
-from tray.core.config import PolicySettings
-from tray.core.view.refresh import MENU_TEXT_PERIOD
+from tray.core.config.settings import PolicySettings
+from tray.core.worker.refresh import MENU_TEXT_PERIOD
 from tray.state.store import StateStore
 
 BURST_WINDOW = 3

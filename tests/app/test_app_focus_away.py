@@ -23,7 +23,7 @@ from app.test_app_worker import FakeNotifier
 from tray.app.main import TrayApp
 from tray.app.messages import Away
 from tray.base.safe_text import clean_text
-from tray.core.away import PRESENT, AwayState
+from tray.core.away.tracker import PRESENT, AwayState
 from tray.core.view.overview import Overview
 from tray.state.config_file import load_config
 from tray.state.environment import Environment

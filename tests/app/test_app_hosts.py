@@ -34,7 +34,7 @@ from helpers.desktop_services import BusMonitor, Dunst
 from helpers.sshd import Remote, Sshd, hosts_toml, make_session, run_tmux
 from helpers.waiting import wait_for
 
-from tray.core.ssh_commands import HostConfig
+from tray.core.hosts.ssh_commands import HostConfig
 from tray.core.view.overview import IconState
 
 # The desktop's fixtures, for this module's tests too.

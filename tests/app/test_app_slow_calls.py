@@ -34,8 +34,8 @@ from helpers.waiting import wait_for
 
 from app.test_app_worker import FakeHost
 from tray.app.main import TrayApp
-from tray.core.answer_gate import Decision, Request, decide
-from tray.core.answer_target import AnswerTarget
+from tray.core.answers.gate import Decision, Request, decide
+from tray.core.answers.target import AnswerTarget
 from tray.launcher.answer_socket import AnswerSocket, socket_path
 from tray.protocol.records import Record
 from tray.state.config_file import load_config

@@ -32,9 +32,9 @@ from app.test_app_slow_calls import (
     stopped_tmux,
 )
 from app.test_app_worker import FakeHost
-from tray.core.answer_gate import SETTLE
-from tray.core.answer_target import AnswerTarget
-from tray.core.ssh_commands import HostConfig
+from tray.core.answers.gate import SETTLE
+from tray.core.answers.target import AnswerTarget
+from tray.core.hosts.ssh_commands import HostConfig
 from tray.state.store import StateStore
 
 ASKS = f"host:devbox/{SESSION_ID}"

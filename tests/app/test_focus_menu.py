@@ -17,9 +17,9 @@ from helpers.sessions import live_session
 from tray.app import focus_looks
 from tray.app.away_routing import forwarded_text, most_urgent
 from tray.app.focus_looks import FocusLooks, focus_label
-from tray.core.away import AwayState, menu_line
+from tray.core.away.tracker import AwayState, menu_line
 from tray.core.policy.wording import Ping
-from tray.core.session import Session
+from tray.core.session.model import Session
 from tray.desktop.focus import FocusResult, focus_plan
 from tray.desktop.tray_menu import FocusLook, MenuExtras, build_menu, row_header
 

@@ -14,9 +14,9 @@ from helpers.waiting import wait_for
 
 from tray.app.messages import Answer, Outcome, PhoneReply
 from tray.app.phone_answers import PhoneAnswers
-from tray.core.answer_target import AnswerTarget
-from tray.core.away_config import AwaySettings
-from tray.core.phone_tokens import reply_topic
+from tray.core.answers.phone_tokens import reply_topic
+from tray.core.answers.target import AnswerTarget
+from tray.core.config.away import AwaySettings
 
 TOPIC = "tray-test-topic-Q7vXk2"
 TOKEN = "tk_phoneanswerstest"  # noqa: S105 - made up, hunted for in the log

@@ -110,7 +110,7 @@ def test_subclasses_are_written_as_their_base_type() -> None:
 
 
 def test_a_session_file_is_written_as_json_writes_it() -> None:
-    from tray.core.session import Attention, Session  # noqa: PLC0415 - beside the point above
+    from tray.core.session.model import Attention, Session  # noqa: PLC0415 - beside the point above
 
     session = Session(
         id="4242-abc",

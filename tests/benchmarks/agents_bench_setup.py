@@ -17,8 +17,8 @@ sys.path[:0] = [str(REPO), str(REPO / "tests")]
 from helpers.sessions import make_session  # noqa: E402
 
 from tray.base.safe_text import clean_text  # noqa: E402
-from tray.core.agent_rules import AgentRules  # noqa: E402
-from tray.core.agent_tracker import AgentTracker  # noqa: E402
+from tray.core.agents.rules import AgentRules  # noqa: E402
+from tray.core.agents.tracker import AgentTracker  # noqa: E402
 from tray.launcher.recorder import SessionRecorder  # noqa: E402
 from tray.launcher.terminal_signals import TerminalSignals  # noqa: E402
 from tray.protocol.scanner import Scanner  # noqa: E402

@@ -7,7 +7,7 @@ monotonic time just before it calls the client (CLOCK_MONOTONIC is one clock for
 process on the machine, so the two compare). Each sample is a fresh prompt: the program
 turns working and then blocked again after every key.
 
-The gate holds an answer until its prompt is :data:`tray.core.answer_gate.SETTLE` old (Codex
+The gate holds an answer until its prompt is :data:`tray.core.answers.gate.SETTLE` old (Codex
 takes keys late), so the clock starts only once that settle has passed: the figure is
 the channel's own cost, not the hold.
 
@@ -45,10 +45,10 @@ from helpers.sshd import SSHD, Remote, Sshd, client_environ, host_config  # noqa
 from helpers.waiting import wait_for  # noqa: E402
 
 from tray.app.answer_dispatch import AnswerRoutes, deliver_answer  # noqa: E402
-from tray.core.answer_gate import SETTLE  # noqa: E402
-from tray.core.answer_target import AnswerTarget  # noqa: E402
-from tray.core.remote_sessions import namespaced_id  # noqa: E402
-from tray.core.ssh_commands import HostConfig, ssh_argv  # noqa: E402
+from tray.core.answers.gate import SETTLE  # noqa: E402
+from tray.core.answers.target import AnswerTarget  # noqa: E402
+from tray.core.hosts.remote_sessions import namespaced_id  # noqa: E402
+from tray.core.hosts.ssh_commands import HostConfig, ssh_argv  # noqa: E402
 from tray.launcher.answer_socket import send_answer, socket_path  # noqa: E402
 from tray.protocol.report import Report, encode_sequence  # noqa: E402
 from tray.remote.actions import answer_remote  # noqa: E402

@@ -45,7 +45,7 @@ from helpers.sshd import (  # noqa: E402
 )
 from helpers.waiting import wait_for  # noqa: E402
 
-from tray.core.remote_sessions import RemoteState  # noqa: E402
+from tray.core.hosts.remote_sessions import RemoteState  # noqa: E402
 from tray.remote.link import HostLink, HostStatus  # noqa: E402
 
 TARGET_SECONDS = 0.3

@@ -20,7 +20,7 @@ from helpers.processes import dead_process
 from helpers.sessions import make_record, make_session
 
 import tray
-from tray.core.session import Session
+from tray.core.session.model import Session
 from tray.protocol.records import Record
 from tray.state.store import StateStore
 

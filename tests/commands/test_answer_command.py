@@ -20,10 +20,10 @@ from helpers.answer_keys import SHIPPED_SETTINGS
 
 from tray.cli import main
 from tray.commands import answer as answer_command
-from tray.core.answer_gate import SETTLE, Decision, Request, decide
-from tray.core.remote_sessions import PREFIX
-from tray.core.session import Session
-from tray.core.ssh_commands import answer_words
+from tray.core.answers.gate import SETTLE, Decision, Request, decide
+from tray.core.hosts.remote_sessions import PREFIX
+from tray.core.hosts.ssh_commands import answer_words
+from tray.core.session.model import Session
 from tray.launcher.answer_socket import AnswerSocket, socket_path
 from tray.protocol.records import Record
 from tray.state.environment import Environment

@@ -20,7 +20,7 @@ from helpers.waiting import wait_for
 
 from commands.test_demo import TIMEOUT, _started_with, demo_argv, state_dir
 from commands.test_doctor import run_on_pty, tray_env
-from tray.core.answer_target import APPROVE_LABEL, DENY_LABEL
+from tray.core.answers.target import APPROVE_LABEL, DENY_LABEL
 from tray.outlets.notification_icons import icon_name
 from tray.state.store import StateStore
 

@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable
 
 from commands.conftest import Tray
-from tray.core.session import Session
+from tray.core.session.model import Session
 
 MakeSession = Callable[..., Session]
 

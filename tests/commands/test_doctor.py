@@ -562,7 +562,7 @@ def test_away_without_a_table_probes_nothing(tmp_path: Path) -> None:
     code = (
         "import sys\n"
         "from tray.commands.doctor import check_away_line\n"
-        "from tray.core.config import Config\n"
+        "from tray.core.config.settings import Config\n"
         "check = check_away_line(Config(), {'DISPLAY': ':1', 'DBUS_SESSION_BUS_ADDRESS': 'x'})\n"
         "assert check.status == 'ok', check\n"
         "loaded = {'tray.desktop.idle', 'tray.outlets.forward', 'apprise'} & set(sys.modules)\n"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from helpers.sshd import Remote, Sshd, client_environ, host_config, hosts_toml
 
-from tray.core.ssh_commands import HostConfig
+from tray.core.hosts.ssh_commands import HostConfig
 
 TIMEOUT = 60.0
 _LINE = re.compile(r"(ok|warn|FAIL) +([^:]+): (.*)")

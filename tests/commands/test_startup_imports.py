@@ -156,12 +156,12 @@ def test_tray_run_reads_a_config_file_without_the_app(tray_home: Tray, config: s
 
 # What `tray run` loads only for a config file that asks for it: the TOML parser for any
 # file, and the parsers of the tables it never uses itself for [away] and [[hosts]].
-ONLY_FOR_A_CONFIG_FILE = ("tomllib", "tray.core.away_config", "tray.core.host_config")
+ONLY_FOR_A_CONFIG_FILE = ("tomllib", "tray.core.config.away", "tray.core.config.hosts")
 
 
 def test_without_a_config_file_tray_run_loads_no_config_parser(tray_home: Tray) -> None:
     imported = _tray_run_imports(tray_home, dict(tray_home.environ))
-    assert "tray.core.config" in imported  # the defaults, and the gate's settings
+    assert "tray.core.config.settings" in imported  # the defaults, and the gate's settings
     assert [name for name in ONLY_FOR_A_CONFIG_FILE if name in imported] == []
 
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from commands.conftest import Tray
-from tray.core.session import Session
+from tray.core.session.model import Session
 from tray.protocol.records import Record
 
 SESSION_KEYS = [

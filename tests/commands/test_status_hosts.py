@@ -12,7 +12,7 @@ from typing import Any
 
 from helpers.sshd import Remote, Sshd, client_environ, host_config, hosts_toml, make_session
 
-from tray.core.ssh_commands import HostConfig
+from tray.core.hosts.ssh_commands import HostConfig
 from tray.state.store import StateStore
 
 TIMEOUT = 60.0

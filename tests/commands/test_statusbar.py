@@ -40,7 +40,7 @@ from tray.commands.statusbar import (
     tooltip_text,
     waybar_line,
 )
-from tray.core.session import Session
+from tray.core.session.model import Session
 from tray.core.view.overview import AppMemory, Overview, build_overview
 from tray.protocol.records import Record
 from tray.state.marks_file import FILE_NAME, save_memory

@@ -35,7 +35,7 @@ from desktop.test_gnome_shell import (
     indicator_of,
     wait_for_no_indicator,
 )
-from tray.core.answer_target import APPROVE_LABEL, DENY_LABEL
+from tray.core.answers.target import APPROVE_LABEL, DENY_LABEL
 from tray.outlets.notifier import SNOOZE_LABEL
 from tray.state.store import StateStore
 

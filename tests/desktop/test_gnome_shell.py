@@ -30,7 +30,7 @@ from helpers.launcher_end import LauncherEnd
 from helpers.sessions import live_session, working
 from helpers.waiting import wait_for
 
-from tray.core.answer_target import APPROVE_LABEL, DENY_LABEL
+from tray.core.answers.target import APPROVE_LABEL, DENY_LABEL
 from tray.desktop.icon_images import icon_image
 from tray.desktop.pystray_icons import robust_icon_class
 from tray.outlets.notifier import SNOOZE_LABEL

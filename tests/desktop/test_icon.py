@@ -43,7 +43,7 @@ from helpers.waiting import wait_for
 from PIL import Image, ImageGrab
 from Xlib import display as xdisplay
 
-from tray.core.answer_target import AnswerTarget
+from tray.core.answers.target import AnswerTarget
 from tray.core.view.overview import IconState, Overview, Row
 from tray.desktop.icon_host import IconHost
 from tray.desktop.tray_menu import build_menu

@@ -27,7 +27,7 @@ from dbus_fast.aio import MessageBus
 from helpers.desktop_services import TOOL_TIMEOUT, base_env, start_bus, stop_process
 from helpers.waiting import wait_for
 
-from tray.core.away import AwayState
+from tray.core.away.tracker import AwayState
 from tray.desktop.idle import SOURCES, PresenceMonitor, probe
 from tray.desktop.idle._source import Source
 from tray.desktop.idle.logind import LockedHint

@@ -25,7 +25,7 @@ from helpers.plasma_input import FakePointer
 from helpers.plasma_popups import hover_button, new_popup, popups, settled_buttons
 from helpers.waiting import wait_for
 
-from tray.core.answer_target import APPROVE_LABEL, DENY_LABEL
+from tray.core.answers.target import APPROVE_LABEL, DENY_LABEL
 from tray.outlets.notifier import SNOOZE_ACTION, SNOOZE_LABEL
 
 # The popup's buttons, left to right, in the order of the notification's actions.

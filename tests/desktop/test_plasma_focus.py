@@ -35,7 +35,7 @@ from helpers.plasma_popups import hover_button, new_popup, popups, settled_butto
 from helpers.processes import children_of
 from helpers.waiting import wait_for
 
-from tray.core.session import Session
+from tray.core.session.model import Session
 from tray.desktop.focus import focus_plan, focus_session
 from tray.desktop.focus.kwin import script
 from tray.state.store import StateStore, process_start_token

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from tray.core.answer_target import APPROVE_LABEL, DENY_LABEL, AnswerTarget
-from tray.core.remote_sessions import clock_time
+from tray.core.answers.target import APPROVE_LABEL, DENY_LABEL, AnswerTarget
+from tray.core.hosts.remote_sessions import clock_time
 from tray.core.view.overview import ChildRow, Overview, Row
 from tray.desktop.tray_menu import (
     CHILD_INDENT,

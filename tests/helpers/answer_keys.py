@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tray.core.answer_gate import AnswerSettings
+from tray.core.answers.gate import AnswerSettings
 from tray.state.agent_files import shipped_agent_book
 
 SHIPPED_KEYS = shipped_agent_book().answer_keys()

@@ -24,7 +24,7 @@ from helpers.agent_terminal import PlayedTerminal
 from helpers.captures import idle, write_captures
 from helpers.copilot_opencode_aider import PROMPT_TEXT, STARTERS, start_aider
 from helpers.model_standins import FakeChatCompletions, tool_messages
-from tray.core.agent_tracker import screen_text
+from tray.core.agents.tracker import screen_text
 
 KEYS = {
     "copilot": {"approve": b"1", "deny": b"\x1b", "question": b"\r"},

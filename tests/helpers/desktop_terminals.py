@@ -30,7 +30,7 @@ from helpers.desktop_services import (
     stop_process,
 )
 from helpers.waiting import wait_for
-from tray.core.session import Session
+from tray.core.session.model import Session
 from tray.state.store import StateStore
 
 GNOME_TERMINAL_SERVER = "/usr/libexec/gnome-terminal-server"

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from helpers.answer_keys import SHIPPED_SETTINGS
-from tray.core.answer_gate import Decision, Request, decide
+from tray.core.answers.gate import Decision, Request, decide
 from tray.launcher.answer_socket import AnswerSocket, socket_path
 from tray.protocol.records import Record
 

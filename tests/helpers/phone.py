@@ -24,7 +24,7 @@ from helpers.drained_pty import DrainedPty
 from helpers.ntfy_standin import FakeNtfy
 from helpers.tray_cli import tray_argv
 from helpers.waiting import wait_for
-from tray.core.session import Session
+from tray.core.session.model import Session
 from tray.protocol.records import Record
 from tray.protocol.report import Report, encode_sequence
 from tray.state.store import StateStore

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tray.core.config import PolicySettings
+from tray.core.config.settings import PolicySettings
 from tray.core.policy.notification_policy import NotificationPolicy
 from tray.core.policy.observe import Observation
 from tray.core.policy.wording import Ping
-from tray.core.session import Attention, Session
+from tray.core.session.model import Attention, Session
 from tray.protocol.records import Record
 
 START = 1_000_020.0  # an exact multiple of 60, so local minutes are easy to read

@@ -9,7 +9,7 @@ import os
 from dataclasses import replace
 from typing import Any
 
-from tray.core.session import Session
+from tray.core.session.model import Session
 from tray.protocol.records import Record
 from tray.state.store import process_start_token
 

@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 import pytest
 from ptyprocess import PtyProcess
 
-from tray.core.session import Session
+from tray.core.session.model import Session
 from tray.state.store import StateStore
 
 TIMEOUT = 20.0

@@ -24,8 +24,8 @@ import tray
 from helpers.processes import children_of, process_name
 from helpers.tray_cli import tray_argv
 from helpers.waiting import wait_for
-from tray.core.session import Session
-from tray.core.ssh_commands import HostConfig
+from tray.core.hosts.ssh_commands import HostConfig
+from tray.core.session.model import Session
 from tray.protocol.records import Record
 from tray.state.store import StateStore, process_start_token
 

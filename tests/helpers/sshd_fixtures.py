@@ -12,8 +12,8 @@ import pytest
 
 from helpers.sshd import SSHD, Remote, Sshd, host_config
 from helpers.waiting import wait_for
-from tray.core.remote_sessions import HostStatus, RemoteState
-from tray.core.ssh_commands import HostConfig
+from tray.core.hosts.remote_sessions import HostStatus, RemoteState
+from tray.core.hosts.ssh_commands import HostConfig
 
 TIMEOUT = 20.0
 

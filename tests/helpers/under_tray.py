@@ -14,7 +14,7 @@ from pathlib import Path
 
 from helpers.agent_terminal import PlayedTerminal
 from helpers.agents import TRAY
-from tray.core.session import Session
+from tray.core.session.model import Session
 from tray.protocol.records import Record
 from tray.state.store import StateStore
 

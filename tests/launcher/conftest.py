@@ -30,7 +30,7 @@ from helpers.waiting import wait_for
 from ptyprocess import PtyProcess
 
 import tray
-from tray.core.session import Session
+from tray.core.session.model import Session
 from tray.state.store import StateStore
 
 PROJECT_ROOT = Path(tray.__file__).resolve().parent.parent

@@ -18,7 +18,7 @@ import pytest
 from helpers.tray_cli import tray_argv
 
 from launcher.conftest import TIMEOUT, Job, launcher_argv, only_session, sessions
-from tray.core.session import Session
+from tray.core.session.model import Session
 from tray.protocol.report import Report, encode_sequence
 
 RULES = """

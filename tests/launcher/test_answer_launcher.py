@@ -26,7 +26,7 @@ from helpers.tray_cli import tray_argv
 from helpers.waiting import wait_for
 
 from launcher.conftest import TIMEOUT, Job, launcher_argv, run_piped, sessions
-from tray.core.session import Session
+from tray.core.session.model import Session
 from tray.protocol.records import Record
 from tray.protocol.report import Report, encode_sequence
 from tray.state.store import StateStore

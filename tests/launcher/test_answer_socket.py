@@ -22,7 +22,7 @@ import pytest
 from helpers.answer_keys import SHIPPED_SETTINGS
 from helpers.processes import ask_as_nobody
 
-from tray.core.answer_gate import SETTLE, Decision, Request, decide
+from tray.core.answers.gate import SETTLE, Decision, Request, decide
 from tray.launcher.answer_socket import (
     HOLD_LIMIT,
     MAX_REQUEST,

@@ -15,7 +15,7 @@ from helpers.waiting import wait_for
 from ptyprocess import PtyProcess
 
 from launcher.conftest import Job, Terminal, launcher_argv, only_session
-from tray.core.session import Session
+from tray.core.session.model import Session
 
 # Turns focus reporting on, asks for the primary device attributes and the background
 # colour as agents do at start, then echoes every byte it reads as hex on a line of its

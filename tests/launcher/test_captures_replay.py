@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from launcher.conftest import Job, Terminal, launcher_argv, only_session
-from tray.core.session import Session
+from tray.core.session.model import Session
 
 CAPTURES = Path(__file__).resolve().parents[1] / "data" / "captures"
 QUERY = b"\x1b]7501;?\x07"

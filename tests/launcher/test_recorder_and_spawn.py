@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from helpers.sessions import make_session
 
-from tray.core.session import Session
+from tray.core.session.model import Session
 from tray.launcher.proxy import PtyProxy
 from tray.launcher.recorder import REPORTS_KEPT, WRITE_INTERVAL, SessionRecorder
 from tray.launcher.spawn import CannotStartError, child_dispositions, exit_code, spawn

@@ -23,7 +23,7 @@ from launcher.conftest import (
     run_piped,
     sessions,
 )
-from tray.core.session import Session
+from tray.core.session.model import Session
 from tray.launcher.recorder import INPUT_WRITE_INTERVAL, WRITE_INTERVAL
 
 MSG = "approve Bash: touch notes.txt"

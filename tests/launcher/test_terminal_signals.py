@@ -7,7 +7,7 @@ import base64
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tray.core.session import ATTENTION_KEPT
+from tray.core.session.model import ATTENTION_KEPT
 from tray.launcher.terminal_signals import BELL_QUIET, TerminalSignals
 from tray.protocol.scanner import Scanner
 

@@ -15,7 +15,7 @@ from helpers.log_records import Recorder
 from helpers.receiver import Receiver, running_receiver, start_receiver
 from helpers.waiting import wait_for
 
-from tray.core.away_config import AwayConfigError, AwaySettings, parse_away
+from tray.core.config.away import AwayConfigError, AwaySettings, parse_away
 from tray.outlets.forward import Forwarder, apprise_accepts, check_away
 
 SECRET = "s3cr3t-T0KEN-8e1f"  # noqa: S105 - a made-up secret the test hunts for

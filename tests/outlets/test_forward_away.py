@@ -14,8 +14,8 @@ from helpers.desktop_services import TOOL_TIMEOUT, base_env
 from helpers.receiver import Receiver, running_receiver
 from helpers.waiting import wait_for
 
-from tray.core.away import AwayState
-from tray.core.away_config import parse_away
+from tray.core.away.tracker import AwayState
+from tray.core.config.away import parse_away
 from tray.desktop.idle import PresenceMonitor
 from tray.outlets.forward import AwayForwarding, Forwarder
 

@@ -17,7 +17,7 @@ from helpers.log_records import Recorder
 from helpers.ntfy_standin import FakeNtfy, Seen
 from helpers.waiting import wait_for, wait_past
 
-from tray.core.away_config import ntfy_topic
+from tray.core.config.away import ntfy_topic
 from tray.outlets.ntfy import NtfyPublisher, ReplyStream
 
 TOPIC = "tray-prompts-Q7vXk2"

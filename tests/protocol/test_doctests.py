@@ -1,7 +1,7 @@
 """The ``>>>`` examples in the protocol's docstrings run, and say what the code does.
 
 Every module of :mod:`tray.protocol` must have examples, and so must
-:mod:`tray.core.durations`, :mod:`tray.base.memo` and the agents' rules: a module that
+:mod:`tray.core.config.durations`, :mod:`tray.base.memo` and the agents' rules: a module that
 loses its last one fails here, as does an example that no longer holds. Run by the normal
 ``pytest``, whose test paths hold no module of ``tray``.
 """
@@ -19,10 +19,10 @@ import tray.protocol
 
 MODULES = [
     *sorted(f"tray.protocol.{info.name}" for info in pkgutil.iter_modules(tray.protocol.__path__)),
-    "tray.core.durations",
+    "tray.core.config.durations",
     "tray.base.memo",
-    "tray.core.agent_rules",
-    "tray.core.agent_tracker",
+    "tray.core.agents.rules",
+    "tray.core.agents.tracker",
 ]
 
 

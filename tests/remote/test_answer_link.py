@@ -29,8 +29,8 @@ from remote.test_answer_remote import SESSION_ID, PlayedLauncher, blocked
 from remote.test_stream import Stream, streaming
 from tray.app.answer_dispatch import AnswerDispatcher, AnswerRoutes
 from tray.app.messages import Answer
-from tray.core.answer_gate import SETTLE
-from tray.core.ssh_commands import HostConfig
+from tray.core.answers.gate import SETTLE
+from tray.core.hosts.ssh_commands import HostConfig
 from tray.remote.frames import (
     ANSWERED,
     ANSWERS_VERSION,

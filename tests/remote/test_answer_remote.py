@@ -4,7 +4,7 @@ loopback, through :func:`tray.remote.actions.answer_remote` (the app's way) and
 
 Two launchers answer on the remote side:
 - a thread of this test that serves the remote state directory's answer socket with the
-  real gate (:func:`tray.core.answer_gate.decide`) over records of its own, and records what it
+  real gate (:func:`tray.core.answers.gate.decide`) over records of its own, and records what it
   would type;
 - a real ``tray run`` in a real tmux window, of a small program that reports a
   permission prompt with ``app=claude-code`` (OSC 7501) and writes what reaches its
@@ -31,9 +31,9 @@ from helpers.sshd import Remote, client_environ, hosts_toml, run_tmux
 from helpers.waiting import wait_for
 
 from tray.cli import main
-from tray.core.answer_gate import SETTLE, Decision, Request, decide
-from tray.core.session import Session
-from tray.core.ssh_commands import HostConfig
+from tray.core.answers.gate import SETTLE, Decision, Request, decide
+from tray.core.hosts.ssh_commands import HostConfig
+from tray.core.session.model import Session
 from tray.launcher.answer_socket import AnswerSocket, socket_path
 from tray.protocol.records import Record
 from tray.remote.actions import answer_remote, fetch_state

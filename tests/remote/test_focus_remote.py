@@ -21,9 +21,9 @@ from helpers.waiting import wait_for
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tray.core.labels import REMOTE_PANE_KEY, REMOTE_SOCKET_KEY
-from tray.core.remote_sessions import parse_document, remote_tmux
-from tray.core.ssh_commands import HostConfig, focus_argv
+from tray.core.hosts.remote_sessions import parse_document, remote_tmux
+from tray.core.hosts.ssh_commands import HostConfig, focus_argv
+from tray.core.session.labels import REMOTE_PANE_KEY, REMOTE_SOCKET_KEY
 from tray.core.view.overview import AppMemory, build_row
 from tray.desktop.focus import focus_session
 from tray.remote.actions import fetch_state, focus_remote

@@ -20,9 +20,9 @@ from helpers.sshd import Remote, Sshd, client_environ, host_config, keygen, make
 from helpers.sshd_fixtures import Recorder, blocked_ids
 from helpers.waiting import wait_for
 
-from tray.core.remote_sessions import HostStatus, RemoteState, mark_stale
-from tray.core.ssh_commands import HostConfig, parse_hosts
-from tray.core.ssh_failures import Failure
+from tray.core.hosts.remote_sessions import HostStatus, RemoteState, mark_stale
+from tray.core.hosts.ssh_commands import HostConfig, parse_hosts
+from tray.core.hosts.ssh_failures import Failure
 from tray.remote.actions import RemoteError, diagnose_host, dismiss_remote, fetch_state
 from tray.remote.link import HostLink, HostLinks, LinkTimings
 from tray.remote.stream import stream_document

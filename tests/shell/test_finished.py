@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tray.core.session import Attention
+from tray.core.session.model import Attention
 from tray.shell.finished import MAX_CMDLINE, command_name, run_finished, split_cmdline
 from tray.state.environment import Environment
 from tray.state.store import StateStore

@@ -15,7 +15,7 @@ import pytest
 from helpers.shells import Home, Shell, require
 from helpers.waiting import wait_for
 
-from tray.core.config import ShellConfig
+from tray.core.config.settings import ShellConfig
 from tray.shell.init import SHELLS, fish_quote, init_code, run_init, tray_program
 from tray.state.environment import Environment
 

@@ -14,7 +14,7 @@ from helpers.shells import Home, Shell, require
 from helpers.waiting import wait_for
 
 from shell.test_wrap import export, tty_of
-from tray.core.session import Session
+from tray.core.session.model import Session
 
 FAILING = "sh -c 'sleep 0.5; exit 3'"
 

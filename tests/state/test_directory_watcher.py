@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tray.core.session import Session
+from tray.core.session.model import Session
 from tray.protocol.records import Record
 from tray.state.directory_watcher import (
     IN_CLOSE_WRITE,

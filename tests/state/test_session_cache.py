@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tray.core.session import Session
+from tray.core.session.model import Session
 from tray.protocol.records import Record
 from tray.state.session_cache import SessionCache
 from tray.state.store import Problem, StateStore, process_start_token

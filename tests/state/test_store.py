@@ -20,7 +20,7 @@ from helpers.processes import dead_process
 from helpers.sessions import make_record, make_session
 
 import tray
-from tray.core.session import Session, expired
+from tray.core.session.model import Session, expired
 from tray.protocol.records import Record
 from tray.state.environment import Environment
 from tray.state.store import (
@@ -358,7 +358,7 @@ import os, sys, time
 from dataclasses import replace
 from tray.state.environment import Environment
 from tray.protocol.records import Record
-from tray.core.session import Session
+from tray.core.session.model import Session
 from tray.state.store import StateStore, process_start_token
 
 store = StateStore(__import__("pathlib").Path(sys.argv[1]))
@@ -417,7 +417,7 @@ def test_concurrent_writers_never_give_torn_reads_or_lost_files(store: StateStor
 RECORDS = """
 import os, sys
 from tray.protocol.records import Record
-from tray.core.session import Session
+from tray.core.session.model import Session
 from tray.state.store import StateStore
 
 records = tuple(

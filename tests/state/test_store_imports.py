@@ -41,7 +41,7 @@ import os, time
 from dataclasses import replace
 from tray.launcher.answer_socket import AnswerSocket, socket_path
 from tray.state.logs import LauncherLog
-from tray.core.session import Session
+from tray.core.session.model import Session
 from tray.state.store import StateStore, process_start_token
 
 directory = os.path.join(os.environ["PROBE_DIRECTORY"], "state")
@@ -72,7 +72,7 @@ def test_a_launchers_calls_on_its_state_directory_bring_none(tmp_path: Path) -> 
 READER = """
 import logging, os, time
 from pathlib import Path
-from tray.core.session import Session
+from tray.core.session.model import Session
 from tray.core.view.overview import AppMemory
 from tray.state.app_lock import app_lock_held
 from tray.state.marks_file import load_memory, save_memory

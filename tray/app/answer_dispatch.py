@@ -2,7 +2,7 @@
 answered, and carrying out one answer.
 
 The app only names the prompt (session, record, and the ``since`` that names it); the
-session's own launcher decides whether to type, and what (:mod:`tray.core.answer_gate`). A
+session's own launcher decides whether to type, and what (:mod:`tray.core.answers.gate`). A
 local session is asked over its answer socket, whose path comes from the state directory
 and the checked session id, never from a state file; another host's over the host's
 open link (:meth:`tray.remote.link.HostLink.answer`), or, when that cannot carry it, one
@@ -24,12 +24,12 @@ from typing import Protocol
 
 from tray.app.messages import Answer, Outcome
 from tray.base.safe_text import clean_text, cut
-from tray.core.answer_gate import ENDED
-from tray.core.answer_target import AnswerTarget
-from tray.core.labels import session_label
-from tray.core.remote_sessions import split_remote_id
-from tray.core.session import Session
-from tray.core.ssh_commands import HostConfig
+from tray.core.answers.gate import ENDED
+from tray.core.answers.target import AnswerTarget
+from tray.core.hosts.remote_sessions import split_remote_id
+from tray.core.hosts.ssh_commands import HostConfig
+from tray.core.session.labels import session_label
+from tray.core.session.model import Session
 from tray.core.view.overview import IconState
 from tray.launcher.answer_socket import send_answer, socket_path
 from tray.remote.actions import answer_remote

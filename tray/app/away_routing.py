@@ -23,12 +23,12 @@ from pathlib import Path
 from tray.app.messages import Answer, Outcome, PhoneReply
 from tray.app.phone_answers import PhoneAnswers
 from tray.base.safe_text import clean_text
-from tray.core.away import AwayState, is_forwarded, menu_line
-from tray.core.away_config import AwaySettings, without_topic
-from tray.core.labels import session_label
+from tray.core.away.tracker import AwayState, is_forwarded, menu_line
+from tray.core.config.away import AwaySettings, without_topic
+from tray.core.hosts.remote_sessions import clock_time, split_remote_id
 from tray.core.policy.wording import Ping
-from tray.core.remote_sessions import clock_time, split_remote_id
-from tray.core.session import Session
+from tray.core.session.labels import session_label
+from tray.core.session.model import Session
 from tray.desktop.idle import PresenceMonitor
 from tray.outlets.forward import AwayForwarding, Forwarder
 

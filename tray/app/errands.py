@@ -21,8 +21,8 @@ from collections.abc import Callable, Mapping, Sequence
 
 from tray.app.answer_dispatch import AnswerDispatcher
 from tray.app.messages import Answer, AnswerDone, FocusDone, Message
-from tray.core.session import Session
-from tray.core.ssh_commands import HostConfig
+from tray.core.hosts.ssh_commands import HostConfig
+from tray.core.session.model import Session
 from tray.desktop.clipboard import copy_text
 from tray.desktop.focus import FocusResult, focus_session
 from tray.remote.actions import dismiss_remote, focus_remote

@@ -14,8 +14,8 @@ import logging
 from collections.abc import Mapping
 
 from tray.base.safe_text import clean_text, cut
-from tray.core.remote_sessions import split_remote_id
-from tray.core.session import Session
+from tray.core.hosts.remote_sessions import split_remote_id
+from tray.core.session.model import Session
 from tray.desktop.focus import FocusResult, focus_plan
 from tray.desktop.tray_menu import FocusLook
 

@@ -3,14 +3,14 @@
 Threads: pystray owns the main thread (macOS requires it). One worker thread refreshes:
 it reads the session files the watcher says changed, or looks at the whole directory on a
 slow timer for liveness, and pushes the result to the icon, the menu and the notification
-policy (one pass: :class:`tray.core.view.refresh.Refresh`). A refresh gate folds a storm of
+policy (one pass: :class:`tray.core.worker.refresh.Refresh`). A refresh gate folds a storm of
 changes into a few refreshes a second. The worker alone touches the policy, the overview
 and the app's memory: menu items and notification buttons post messages to it
 (:mod:`tray.app.messages`), handled in :meth:`TrayApp.handle`. It never waits on another
 program or machine: focus, answers, dismissing on a host and the clipboard run on
 threads of their own (:mod:`tray.app.errands`) and post their outcome back. It sleeps on
 its mailbox until a message, a change, or the earliest of its deadlines
-(:class:`tray.core.view.deadlines.RefreshSchedule`).
+(:class:`tray.core.worker.deadlines.RefreshSchedule`).
 
 Each ``[[hosts]]`` entry has a link thread of its own (:class:`HostLinks`): it hands over
 the host's latest sessions and its health, which the worker merges with the local ones.
@@ -50,18 +50,18 @@ from tray.app.messages import (
     Snooze,
     Unsnooze,
 )
-from tray.core.answer_target import AnswerTarget
-from tray.core.config import Config
+from tray.core.answers.target import AnswerTarget
+from tray.core.config.settings import Config
+from tray.core.hosts.remote_sessions import HostStatus, RemoteState, remote_tmux, split_remote_id
+from tray.core.hosts.ssh_commands import HostConfig
 from tray.core.policy.notification_policy import NotificationPolicy
 from tray.core.policy.ping_icon import ping_icon
 from tray.core.policy.wording import Ping
-from tray.core.remote_sessions import HostStatus, RemoteState, remote_tmux, split_remote_id
-from tray.core.session import Session
-from tray.core.ssh_commands import HostConfig
-from tray.core.view.deadlines import RefreshSchedule
+from tray.core.session.model import Session
 from tray.core.view.marks import snooze, unsnooze
 from tray.core.view.overview import AppMemory, Overview
-from tray.core.view.refresh import (
+from tray.core.worker.deadlines import RefreshSchedule
+from tray.core.worker.refresh import (
     REFRESH_INTERVAL,
     HostUpdates,
     MenuPacer,

@@ -18,8 +18,8 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from tray.core.away import AwayState
-from tray.core.session import Session
+from tray.core.away.tracker import AwayState
+from tray.core.session.model import Session
 from tray.desktop.focus import FocusResult
 
 
@@ -167,7 +167,7 @@ class ChangeFlag(threading.Event):
 class Mailbox:
     """Messages from any thread to the worker, kept in the order they were posted, and
     the one place the worker sleeps: until a message, a change it listens for, or its
-    next deadline (:class:`tray.core.view.deadlines.Deadlines`).
+    next deadline (:class:`tray.core.worker.deadlines.Deadlines`).
 
     A storm of changes is one flag (:attr:`changed`), not a message each.
     """

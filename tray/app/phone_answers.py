@@ -2,7 +2,7 @@
 Deny on a prompt's, and the replies those buttons send, checked before anything is typed.
 
 The buttons are ntfy's own ``http`` actions: a tap makes the phone POST a signed token
-(:mod:`tray.core.phone_tokens`) to a reply topic on the same server, made from the user's
+(:mod:`tray.core.answers.phone_tokens`) to a reply topic on the same server, made from the user's
 secret topic. :class:`~tray.outlets.ntfy.ReplyStream` hands each reply to :meth:`post`
 on its own thread; the worker checks it (:meth:`PhoneAnswers.reply`) and carries out the
 answer the way the desktop's button does, through the session's launcher and its gate.
@@ -21,9 +21,17 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tray.app.messages import Answer, Outcome, PhoneReply
-from tray.core.answer_target import AnswerTarget
-from tray.core.away_config import AwaySettings, answer_server, ntfy_topic
-from tray.core.phone_tokens import LIFETIME, Grant, Refusal, UsedTokens, reply_topic, sign, verify
+from tray.core.answers.phone_tokens import (
+    LIFETIME,
+    Grant,
+    Refusal,
+    UsedTokens,
+    reply_topic,
+    sign,
+    verify,
+)
+from tray.core.answers.target import AnswerTarget
+from tray.core.config.away import AwaySettings, answer_server, ntfy_topic
 from tray.outlets.ntfy import NtfyPublisher, ReplyStream
 from tray.state.phone_key import phone_key
 

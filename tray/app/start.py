@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from tray.app.main import TrayApp
-from tray.core.config import Config
+from tray.core.config.settings import Config
 from tray.desktop.icon_host import IconHost, NoDisplayError
 from tray.desktop.tray_host import backend_for_tray
 from tray.outlets.notifier import Notifier

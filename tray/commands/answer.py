@@ -2,7 +2,7 @@
 
 The answer goes to the session's own launcher, over its answer socket in the state
 directory, and the launcher decides: it types the app's keys only while the same prompt
-stands and the user has not typed since (see :mod:`tray.core.answer_gate`). This side only
+stands and the user has not typed since (see :mod:`tray.core.answers.gate`). This side only
 names the prompt. With ``--host`` the same command runs on that host over its ssh
 (:func:`tray.remote.actions.answer_remote`, which the app uses too), every word checked
 first.
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from tray.base.exit_codes import FAILURE, SUCCESS, UsageError
 from tray.base.safe_text import clean_text, cut
-from tray.core.answer_gate import ANSWERS, ENDED
+from tray.core.answers.gate import ANSWERS, ENDED
 from tray.launcher.answer_socket import (
     ANSWERED,
     HAS_ENDED,
@@ -31,7 +31,7 @@ from tray.state.environment import Environment
 if TYPE_CHECKING:
     import argparse
 
-# tray.core.remote_sessions.PREFIX, written out so that a local answer does not import it.
+# tray.core.hosts.remote_sessions.PREFIX, written out so that a local answer does not import it.
 _REMOTE_PREFIX = "host:"
 
 
@@ -100,7 +100,7 @@ def _remote(  # noqa: PLR0917 - the command's own words, in their order
     env: Environment,
 ) -> None:
     # Only for another host's session: the local path needs none of these.
-    from tray.core.remote_sessions import split_remote_id  # noqa: PLC0415
+    from tray.core.hosts.remote_sessions import split_remote_id  # noqa: PLC0415
     from tray.state.config_file import load_config  # noqa: PLC0415
 
     if session_id.startswith(_REMOTE_PREFIX):
@@ -117,7 +117,7 @@ def _remote(  # noqa: PLR0917 - the command's own words, in their order
         raise UsageError(
             f"tray answer: no [[hosts]] entry named {cut(clean_text(host_name), 40)!r}"
         )
-    from tray.core.ssh_commands import answer_words  # noqa: PLC0415
+    from tray.core.hosts.ssh_commands import answer_words  # noqa: PLC0415
     from tray.remote.actions import answer_remote  # noqa: PLC0415
 
     try:

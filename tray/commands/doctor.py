@@ -30,8 +30,8 @@ from typing import Any, Final
 
 from tray.base.safe_text import clean_text
 from tray.commands.doctor_agents import agent_checks
-from tray.core.config import Config, ConfigError
-from tray.core.ssh_commands import HostConfig
+from tray.core.config.settings import Config, ConfigError
+from tray.core.hosts.ssh_commands import HostConfig
 from tray.desktop.bus import NOTIFICATIONS, BusFacts, bus_facts, describe
 from tray.desktop.check import Check, Status
 from tray.desktop.probes import BACKEND_PROBE, GTK_FIX, X_PROBE, Probe, has_desktop_services

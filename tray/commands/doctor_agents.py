@@ -20,8 +20,8 @@ from pathlib import Path
 
 from tray.base.safe_text import clean_text
 from tray.commands.hooks import FORMATS, installable
-from tray.core.agent_rules import AgentBook, AgentRules
-from tray.core.config import Config, ConfigError
+from tray.core.agents.rules import AgentBook, AgentRules
+from tray.core.config.settings import Config, ConfigError
 from tray.desktop.check import Check
 from tray.shell.hook_formats import HookFileError
 from tray.state.agent_files import load_agent_book, user_agents_dir

@@ -122,7 +122,7 @@ def _report_hook(app: str, event: str, env: Environment) -> str | None:
     # already gone would get an error on its pipe.
     payload = read_payload(env.stdin_fd)
     # Imported here: the plain form, in scripts' loops, needs none of the agents' rules.
-    from tray.core.agent_rules import hook_report  # noqa: PLC0415
+    from tray.core.agents.rules import hook_report  # noqa: PLC0415
     from tray.state.agent_files import load_agent_rules  # noqa: PLC0415
 
     rules = load_agent_rules(env, app)

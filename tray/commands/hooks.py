@@ -20,7 +20,7 @@ from pathlib import Path
 
 from tray.base.exit_codes import FAILURE, SUCCESS, UsageError
 from tray.commands.autostart_files import AutostartError, tray_command
-from tray.core.agent_rules import AgentRules
+from tray.core.agents.rules import AgentRules
 from tray.shell.hook_formats import (
     CopilotHooks,
     GeminiHooks,

@@ -13,8 +13,8 @@ from typing import Final
 
 from tray.base.exit_codes import UsageError
 from tray.commands.status_table import format_table
-from tray.core.host_config import HostConfig
-from tray.core.session import Session, status_document
+from tray.core.config.hosts import HostConfig
+from tray.core.session.model import Session, status_document
 from tray.state.config_file import load_config
 from tray.state.environment import Environment
 from tray.state.logs import stderr_log

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tray.base.safe_text import cells, clean_text, cut, format_age, pad
-from tray.core.session import Session
+from tray.core.session.model import Session
 from tray.core.view.overview import lead_record
 
 NAME_WIDTH = 24

@@ -32,8 +32,8 @@ from typing import Final
 
 from tray.base.exit_codes import INTERRUPTED
 from tray.base.safe_text import clean_text, cut, escape_markup
-from tray.core.answer_gate import DEFAULT_SETTINGS, AnswerSettings
-from tray.core.session import Session, status_document
+from tray.core.answers.gate import DEFAULT_SETTINGS, AnswerSettings
+from tray.core.session.model import Session, status_document
 from tray.core.view.overview import IconState, Overview, StateSince, build_overview
 from tray.protocol.records import FINISHED_STATES
 from tray.state.config_file import load_config

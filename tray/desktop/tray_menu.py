@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from tray.base.safe_text import cells, clean_text, cut, format_age
-from tray.core.answer_target import APPROVE_LABEL, DENY_LABEL, AnswerTarget
-from tray.core.remote_sessions import clock_time, split_remote_id
+from tray.core.answers.target import APPROVE_LABEL, DENY_LABEL, AnswerTarget
+from tray.core.hosts.remote_sessions import clock_time, split_remote_id
 from tray.core.view.overview import ChildRow, HostLine, Overview, Row
 from tray.protocol.records import FINISHED_STATES
 

@@ -12,7 +12,7 @@ and gets one JSON line back before it is closed: ``{"ok": true, "record": ..., "
 Nothing here blocks. The launcher's poll loop watches :meth:`AnswerSocket.fds`, calls
 :meth:`AnswerSocket.on_readable` for each ready one, and :meth:`AnswerSocket.tick` when
 :meth:`AnswerSocket.timeout` has passed. The request only names a prompt; the keys come
-from the gate (:func:`tray.core.answer_gate.decide`, asked through the launcher's ``gate``
+from the gate (:func:`tray.core.answers.gate.decide`, asked through the launcher's ``gate``
 callback both when the request arrives and again at the moment of typing), and go in
 through the launcher's ``type_keys`` callback, which writes them in one write between the
 user's own keystrokes, or says not now.
@@ -30,8 +30,8 @@ from contextlib import suppress
 from pathlib import Path
 
 from tray.base.safe_text import clean_text, cut
-from tray.core.answer_gate import ANSWERS, Decision, Request
-from tray.core.session import Session
+from tray.core.answers.gate import ANSWERS, Decision, Request
+from tray.core.session.model import Session
 from tray.state.store import ANSWER_SUFFIX, StateStore, valid_session_id, with_liveness
 
 SUFFIX = ANSWER_SUFFIX
@@ -93,7 +93,7 @@ def parse_request(line: bytes) -> Request | str:
 class AnswerSocket:
     """The listening socket and its open connections.
 
-    ``gate(request)`` is the launcher's own call of :func:`tray.core.answer_gate.decide` with
+    ``gate(request)`` is the launcher's own call of :func:`tray.core.answers.gate.decide` with
     its live records and last-input time; ``type_keys(keys)`` writes them into the
     program's input in one write and returns True, or returns False when it cannot now
     (inside one of the user's escape sequences), and the socket tries again on the next

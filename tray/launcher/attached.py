@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from tray.core.answer_gate import DEFAULT_SETTINGS, AnswerSettings, Decision, Request, decide
-from tray.core.config import Config, ConfigError, PolicySettings
-from tray.core.labels import TERMINAL_VARIABLES
-from tray.core.session import Answered, Session
+from tray.core.answers.gate import DEFAULT_SETTINGS, AnswerSettings, Decision, Request, decide
+from tray.core.config.settings import Config, ConfigError, PolicySettings
+from tray.core.session.labels import TERMINAL_VARIABLES
+from tray.core.session.model import Answered, Session
 from tray.launcher.answer_socket import AnswerSocket, socket_path
 from tray.launcher.proxy import PtyProxy
 from tray.launcher.recorder import SessionRecorder
@@ -34,8 +34,8 @@ from tray.state.logs import LAUNCHER_LOG_NAME, LauncherLog
 from tray.state.store import StateStore, StoreError, process_start_token
 
 if TYPE_CHECKING:
-    from tray.core.agent_rules import AgentBook
-    from tray.core.agent_tracker import AgentTracker
+    from tray.core.agents.rules import AgentBook
+    from tray.core.agents.tracker import AgentTracker
 
 # When the agents' rules are read, after the loop has started: the program's start (and
 # a `tray run -- true` that is over by then) never waits for them, and an agent's first
@@ -361,7 +361,7 @@ class AttachedSession:
         if rules is None or not rules.infers:
             return None
         self._log(f"agent {rules.app}: reading its title, notifications and bell")
-        from tray.core.agent_tracker import AgentTracker  # noqa: PLC0415 - see AGENT_RULES_AFTER
+        from tray.core.agents.tracker import AgentTracker  # noqa: PLC0415 - see AGENT_RULES_AFTER
 
         return AgentTracker(rules)
 

@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from tray.base.memo import Memo
-from tray.core.session import Answered, Session
+from tray.core.session.model import Answered, Session
 from tray.launcher.terminal_signals import TerminalSignals
 from tray.protocol.output_events import (
     Bell,
@@ -35,7 +35,7 @@ from tray.state.logs import LauncherLog
 from tray.state.store import StateStore
 
 if TYPE_CHECKING:
-    from tray.core.agent_tracker import AgentTracker
+    from tray.core.agents.tracker import AgentTracker
 
 WRITE_INTERVAL = 0.1
 INPUT_WRITE_INTERVAL = 2.0

@@ -33,7 +33,7 @@ from tray.state.environment import SESSION_VARIABLE, Environment
 from tray.state.private_directory import private_directory_problem
 
 if TYPE_CHECKING:
-    from tray.core.session import Session
+    from tray.core.session.model import Session
 
 __all__ = ["SESSION_VARIABLE", "Launcher", "run_session"]
 

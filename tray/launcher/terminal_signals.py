@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from tray.base.memo import Memo
-from tray.core.session import ATTENTION_KEPT, Attention
+from tray.core.session.model import ATTENTION_KEPT, Attention
 from tray.protocol.output_events import (
     Bell,
     CursorQuery,
@@ -27,7 +27,7 @@ from tray.protocol.output_events import (
 )
 
 if TYPE_CHECKING:
-    from tray.core.agent_tracker import AgentTracker
+    from tray.core.agents.tracker import AgentTracker
     from tray.protocol.attention import KittyAssembler, Notification, Progress
     from tray.protocol.prompt_marks import CommandTracker, PromptMark
     from tray.protocol.report import Report

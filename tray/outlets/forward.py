@@ -26,8 +26,8 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from tray.core.away import PRESENT, AwayState, is_forwarded
-from tray.core.away_config import AwaySettings, answer_server, scheme_of
+from tray.core.away.tracker import PRESENT, AwayState, is_forwarded
+from tray.core.config.away import AwaySettings, answer_server, scheme_of
 from tray.desktop.check import Check
 
 SEND_TIMEOUT = 10.0

@@ -31,7 +31,7 @@ from functools import partial
 from desktop_notifier import Button, DesktopNotifier, Icon, Urgency
 
 from tray.base.safe_text import clean_text, escape_markup
-from tray.core.answer_target import APPROVE_LABEL, DENY_LABEL, AnswerTarget
+from tray.core.answers.target import APPROVE_LABEL, DENY_LABEL, AnswerTarget
 from tray.core.view.overview import IconState
 from tray.desktop.bus import NOTIFICATIONS, BusCallError, activate, name_owner
 from tray.desktop.bus import capabilities as bus_capabilities

@@ -31,7 +31,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 
-from tray.core.away_config import NTFY_TOPIC, ntfy_server
+from tray.core.config.away import NTFY_TOPIC, ntfy_server
 
 # What a message id may be before it goes back to the server as ``since`` (ntfy's are
 # 12 of these characters).

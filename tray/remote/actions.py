@@ -12,13 +12,13 @@ from dataclasses import dataclass
 from typing import Final
 
 from tray.base.safe_text import clean_text, cut
-from tray.core.remote_sessions import (
+from tray.core.hosts.remote_sessions import (
     RemoteDocumentError,
     RemoteState,
     parse_document,
     split_remote_id,
 )
-from tray.core.ssh_commands import (
+from tray.core.hosts.ssh_commands import (
     HostConfig,
     answer_argv,
     dismiss_argv,
@@ -26,7 +26,7 @@ from tray.core.ssh_commands import (
     stream_argv,
     version_argv,
 )
-from tray.core.ssh_failures import NOT_FOUND, SSH_ERROR, Failure, classify, short_line
+from tray.core.hosts.ssh_failures import NOT_FOUND, SSH_ERROR, Failure, classify, short_line
 from tray.launcher.answer_socket import REPLY_TIMEOUT
 from tray.remote.frames import STATE, FrameError
 from tray.remote.ssh import FrameReader, prompt_fix, run_once, start_ssh

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Generic, TypeVar
 
 from tray.base.safe_text import clean_text, cut
-from tray.core.ssh_commands import ANSWER_WORDS, RECORD_PATTERN, valid_remote_id
+from tray.core.hosts.ssh_commands import ANSWER_WORDS, RECORD_PATTERN, valid_remote_id
 
 MARK: Final = b"\x1eTRAY"
 VERSION: Final = 1

@@ -23,14 +23,14 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from tray.core.remote_sessions import (
+from tray.core.hosts.remote_sessions import (
     HostStatus,
     RemoteDocumentError,
     RemoteState,
     parse_document,
 )
-from tray.core.ssh_commands import HostConfig, stream_argv
-from tray.core.ssh_failures import Failure, classify
+from tray.core.hosts.ssh_commands import HostConfig, stream_argv
+from tray.core.hosts.ssh_failures import Failure, classify
 from tray.launcher.answer_socket import REPLY_TIMEOUT
 from tray.remote.frames import (
     ANSWERED,

@@ -17,8 +17,8 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 from typing import IO, Final
 
-from tray.core.ssh_commands import HostConfig
-from tray.core.ssh_failures import Failure
+from tray.core.hosts.ssh_commands import HostConfig
+from tray.core.hosts.ssh_failures import Failure
 from tray.remote.frames import MAX_FRAME, VERSION, Frame, LineSplitter, parse_frame
 
 STDERR_KEPT: Final = 8192

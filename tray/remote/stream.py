@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import IO, Any, Final
 
 from tray.base.exit_codes import FAILURE, INTERRUPTED, SUCCESS, USAGE_ERROR
-from tray.core.answer_gate import DEFAULT_SETTINGS, ENDED, AnswerSettings
-from tray.core.session import Session, status_document
+from tray.core.answers.gate import DEFAULT_SETTINGS, ENDED, AnswerSettings
+from tray.core.session.model import Session, status_document
 from tray.launcher import answer_socket
 from tray.remote.frames import (
     ANSWERS_VERSION,

@@ -17,8 +17,8 @@ import shlex
 import stat
 
 from tray.base.exit_codes import SUCCESS, USAGE_ERROR
-from tray.core.labels import TERMINAL_VARIABLES
-from tray.core.session import Attention, Session
+from tray.core.session.labels import TERMINAL_VARIABLES
+from tray.core.session.model import Attention, Session
 from tray.state.environment import Environment
 from tray.state.store import StateStore
 

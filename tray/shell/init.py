@@ -16,7 +16,7 @@ from importlib import resources
 
 from tray import __version__
 from tray.base.exit_codes import SIGNAL_BASE, SUCCESS, USAGE_ERROR
-from tray.core.config import Config, ConfigError, ShellConfig
+from tray.core.config.settings import Config, ConfigError, ShellConfig
 from tray.state.config_file import load_config
 from tray.state.environment import Environment
 

@@ -1,6 +1,6 @@
 """The agents' rules files: the ones tray ships (``tray/core/agents/*.toml``), and the
 user's own in ``$XDG_CONFIG_HOME/tray/agents/``, where a file of the same name replaces
-the shipped one and a new name adds an agent. Parsed by :mod:`tray.core.agent_rules`."""
+the shipped one and a new name adds an agent. Parsed by :mod:`tray.core.agents.rules`."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import functools
 from pathlib import Path
 
 import tray.core
-from tray.core.agent_rules import (
+from tray.core.agents.rules import (
     AgentBook,
     AgentFileError,
     AgentRules,

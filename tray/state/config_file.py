@@ -1,13 +1,13 @@
 """The user's ``config.toml``, read from the config directory and parsed by
-:mod:`tray.core.config`."""
+:mod:`tray.core.config.settings`."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
 
-from tray.core.answer_gate import AppKeys
-from tray.core.config import FILE_NAME, Config, ConfigError, parse_config
+from tray.core.answers.gate import AppKeys
+from tray.core.config.settings import FILE_NAME, Config, ConfigError, parse_config
 from tray.state.environment import Environment
 
 

@@ -1,4 +1,4 @@
-"""The app's key for the tokens on the phone's buttons (:mod:`tray.core.phone_tokens`).
+"""The app's key for the tokens on the phone's buttons (:mod:`tray.core.answers.phone_tokens`).
 
 Made once, 32 random bytes, kept in the state directory with mode 0600 and never sent
 anywhere: the phone only ever holds tokens signed with it. The state directory lives in

@@ -10,7 +10,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from tray.core.session import Session, SessionFormatError
+from tray.core.session.model import Session, SessionFormatError
 from tray.state.store import (
     Problem,
     StateStore,

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Final
 
 from tray.base.safe_text import clean_text
-from tray.core.session import Session, expired
+from tray.core.session.model import Session, expired
 from tray.state.directory_watcher import DirectoryWatcher
 from tray.state.store import Problem, StateStore
 

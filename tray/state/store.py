@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from tray.base.json_text import dumps
-from tray.core.session import Session, SessionFormatError, expired
+from tray.core.session.model import Session, SessionFormatError, expired
 from tray.state.private_directory import private_directory_problem
 
 # A path as callers give one: the launcher's strings, the app's and tests' Paths.

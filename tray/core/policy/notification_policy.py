@@ -17,8 +17,8 @@ from collections import deque
 from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Final
 
-from tray.core.answer_gate import SINCE_TOLERANCE
-from tray.core.config import PolicySettings
+from tray.core.answers.gate import SINCE_TOLERANCE
+from tray.core.config.settings import PolicySettings
 from tray.core.policy.observe import Observation, Slot, observe, observe_session
 from tray.core.policy.schedule import (
     COALESCE,
@@ -48,7 +48,7 @@ from tray.core.policy.wording import (
     summary_ping,
     urgency_of,
 )
-from tray.core.session import ATTENTION_KEPT, Attention
+from tray.core.session.model import ATTENTION_KEPT, Attention
 
 PINGING: Final = frozenset({"blocked", "error", "done"})
 _STATE_RANK: Final = {"blocked": 0, "error": 1, "done": 2}

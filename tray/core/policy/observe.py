@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tray.base.safe_text import clean_text
-from tray.core.answer_gate import DEFAULT_SETTINGS, AnswerSettings
-from tray.core.answer_target import AnswerTarget, answered_prompt, target_for
-from tray.core.session import Attention, Session
+from tray.core.answers.gate import DEFAULT_SETTINGS, AnswerSettings
+from tray.core.answers.target import AnswerTarget, target_for
+from tray.core.session.model import Attention, Session, answered_prompt
 from tray.core.view.overview import lead_record
 from tray.protocol.records import Record
 
@@ -98,7 +98,9 @@ def observe_session(
         since=leader.since if leader is not None else session.state_since,
         focus=session.focus,
         attention=session.attention,
-        answer=target_for(session, leader, answering) if state == "blocked" else None,
+        answer=target_for(session.id, session.running, leader, answering)
+        if state == "blocked"
+        else None,
         answered=answered_prompt(session),
     )
 
@@ -131,7 +133,7 @@ def observe(
                 child=_child_name(record) if record.id else None,
                 since=record.since,
                 focus=session.focus,
-                answer=target_for(session, record, answering),
+                answer=target_for(session.id, session.running, record, answering),
                 answered=lead.answered,
             )
         )

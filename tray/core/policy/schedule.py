@@ -13,11 +13,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import ClassVar, Final, Literal
 
-from tray.core.answer_gate import SINCE_TOLERANCE
-from tray.core.config import PolicySettings
+from tray.core.answers.gate import SINCE_TOLERANCE
+from tray.core.config.settings import PolicySettings
 from tray.core.policy.observe import ConditionKey, Observation
 from tray.core.policy.wording import Ping, attention_ping, attention_state, ping_for, reminder_ping
-from tray.core.session import Attention
+from tray.core.session.model import Attention
 
 DedupKey = tuple[str | None, ...]
 Verdict = Literal["send", "told"]

@@ -13,9 +13,9 @@ from dataclasses import dataclass, replace
 from typing import Final, Literal
 
 from tray.base.safe_text import clean_text, cut, format_duration
-from tray.core.answer_target import AnswerTarget
+from tray.core.answers.target import AnswerTarget
 from tray.core.policy.observe import Observation
-from tray.core.session import Attention
+from tray.core.session.model import Attention
 
 Urgency = Literal["critical", "normal"]
 # A single ping is news told once; a reminder tells a waiting prompt again; a summary

@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from typing import Final, Literal
 
 from tray.base.safe_text import clean_text
-from tray.core.answer_gate import DEFAULT_SETTINGS, AnswerSettings
-from tray.core.answer_target import AnswerTarget, target_for
-from tray.core.labels import REMOTE_PANE_KEY, session_label
-from tray.core.session import Session
+from tray.core.answers.gate import DEFAULT_SETTINGS, AnswerSettings
+from tray.core.answers.target import AnswerTarget, target_for
+from tray.core.session.labels import REMOTE_PANE_KEY, session_label
+from tray.core.session.model import Session
 from tray.protocol.records import FINISHED_STATES, Record
 from tray.protocol.report import URGENCY
 
@@ -200,7 +200,7 @@ def child_rows(
             progress=r.progress,
             msg=_optional_text(r.msg),
             since=_record_since(r),
-            answer=target_for(session, r, answering),
+            answer=target_for(session.id, session.running, r, answering),
         )
         for r in records[:CHILDREN_SHOWN]
     )
@@ -267,7 +267,9 @@ def build_row(
         children=children,
         more_children=more,
         stale=stale,
-        answer=None if stale or state != "blocked" else target_for(session, leader, answering),
+        answer=None
+        if stale or state != "blocked"
+        else target_for(session.id, session.running, leader, answering),
     )
 
 

@@ -19,7 +19,7 @@ Each is a :class:`._source.Source`: a key, its name in words, its kind, ``follow
 it, and report and subscribe when it answers) and ``close``. Sources with signals are
 followed by their signals. The polled ones (:class:`._source.PolledSource`) are asked
 when the idle time could first reach ``after`` and every few seconds only while the user
-is away (see tray.core.away.AwayTracker.next_poll). Where no source answers, the state
+is away (see tray.core.away.tracker.AwayTracker.next_poll). Where no source answers, the state
 stays "present" for ever: nothing is forwarded when tray cannot tell.
 
 The D-Bus calls, signal subscriptions and connections go through

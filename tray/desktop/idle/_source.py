@@ -21,7 +21,7 @@ from typing import ClassVar, Literal
 
 from dbus_fast.aio import MessageBus
 
-from tray.core.away import AwayState, AwayTracker
+from tray.core.away.tracker import AwayState, AwayTracker
 from tray.desktop.bus import BusCallError
 
 Kind = Literal["lock", "idle"]

@@ -1,9 +1,9 @@
 """The presence monitor: tries the sources of :data:`SOURCES` in order, follows the first
 of each kind that answers, and feeds what they say to one
-:class:`tray.core.away.AwayTracker`.
+:class:`tray.core.away.tracker.AwayTracker`.
 
 Everything runs on one daemon thread with an asyncio loop of its own; ``on_change`` is
-called from that thread with each new :class:`tray.core.away.AwayState`.
+called from that thread with each new :class:`tray.core.away.tracker.AwayState`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from dbus_fast.aio import MessageBus
 
-from tray.core.away import AwayState, AwayTracker
+from tray.core.away.tracker import AwayState, AwayTracker
 from tray.desktop.bus import connect
 
 from ._source import Desk, IdleQuery, Kind, Source

@@ -1,0 +1,1 @@
+"""Pure: agents that speak no OSC 7501, read through rules (one TOML file an agent)."""

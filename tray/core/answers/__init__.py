@@ -1,0 +1,1 @@
+"""Pure: which prompts tray may answer, with which keys, and the phone's signed tokens."""

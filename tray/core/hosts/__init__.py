@@ -1,0 +1,1 @@
+"""Pure: sessions of other machines, and the ssh commands that reach them."""

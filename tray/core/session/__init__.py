@@ -1,0 +1,1 @@
+"""Pure: a session as the contract shows it, and the labels people read."""
