@@ -1,5 +1,7 @@
 # The README's commands. `make demo` sets up and shows the icon and a notification;
-# `make test` installs everything the tests need and runs them all.
+# `make check` is the quick loop for every change (lint, types and the tests that need no
+# process, display, bus or network); `make test` installs everything the tests need and
+# runs them all.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -10,7 +12,7 @@ BUILD_DEBS := python3-venv libgirepository1.0-dev libcairo2-dev pkg-config gir1.
 	gir1.2-ayatanaappindicator3-0.1
 TEST_DEBS := xvfb x11-utils xdotool dbus-daemon dbus-x11 libnotify-bin dunst trayer tmux \
 	haskell-gtk-sni-tray-utils bsdutils xclip desktop-file-utils appstream zsh fish \
-	openssh-server openssh-client
+	openssh-server openssh-client systemd
 # Real terminals and a window manager for the focus tests, without their recommends
 # (konsole's would bring much of KDE).
 FOCUS_DEBS := gnome-terminal kitty libgl1-mesa-dri xterm openbox konsole
@@ -45,8 +47,13 @@ AIDER_VERSION := 0.86.2
 AGENT_VERSIONS := $(CLAUDE_CODE_VERSION)-$(CODEX_VERSION)-$(GEMINI_CLI_VERSION)-$(QWEN_CODE_VERSION)-$(COPILOT_CLI_VERSION)-$(OPENCODE_VERSION)-$(AIDER_VERSION)
 AGENTS_STAMP := $(AGENTS_DIR)/.installed-$(AGENT_VERSIONS)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# `make test`'s workers (pytest-xdist). The suite mostly waits on other programs, so more
+# workers than cores: each has its own Xvfb, buses, ports and state, and starts GNOME
+# Shell or Plasma only when it is handed their tests (tests/helpers/tiers.py groups
+# each desktop's tests on one worker).
+TEST_WORKERS ?= 4
 
-.PHONY: setup demo run app test lint bench clean agents
+.PHONY: setup demo run app check test lint bench clean agents
 
 # Installs only the packages that are missing, and only where apt-get exists; the second
 # argument is more options for apt-get.
@@ -103,10 +110,24 @@ $(AGENTS_STAMP):
 	rm -f $(AGENTS_DIR)/.installed-*
 	touch $@
 
+# The tests of the `check` tier (tests/helpers/tiers.py), each watched: one that starts a
+# process or opens a socket fails. Hypothesis's quick profile (tests/conftest.py).
+check: lint
+	HYPOTHESIS_PROFILE=quick $(BIN)/python -m pytest -q --tier=check
+
+# Every test, on $(TEST_WORKERS) workers, with hypothesis's thorough profile; a hung test
+# ends after pyproject's timeout, with its stack. The temporary folders go under a short
+# path of this run's own: a worker's default (/tmp/pytest-of-USER/pytest-N/popen-gwN/)
+# leaves a bus or a socket in a test's folder too little of the 107 bytes a Unix
+# socket's path may have. They are kept when a test fails.
 test: setup lint agents
 	$(call apt_install,$(TEST_DEBS))
 	$(call apt_install,$(FOCUS_DEBS) $(AWAY_DEBS) $(GNOME_DEBS) $(KDE_DEBS),--no-install-recommends)
-	NO_AT_BRIDGE=1 $(BIN)/python -m pytest -q
+	base=$$(mktemp -d /tmp/tt.XXXXXX) && \
+	NO_AT_BRIDGE=1 HYPOTHESIS_PROFILE=thorough $(BIN)/python -m pytest -q \
+		-n $(TEST_WORKERS) --dist loadgroup --basetemp=$$base; \
+	status=$$?; if [ $$status -eq 0 ]; then rm -rf $$base; else echo "kept $$base"; fi; \
+	exit $$status
 
 # Claude Code's first frame is one of the start-up figures: the agents come too.
 bench: setup agents

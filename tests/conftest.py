@@ -1,21 +1,24 @@
-"""What every test shares: the markers that say which infrastructure a test needs.
+"""What every test shares: the tiers and their markers (helpers/tiers.py), the fixtures
+of the private desktop, of the private sshd and of the state directory, and hypothesis's
+two profiles.
 
-A test is marked by the fixtures it uses, wherever its file sits: one that uses the
-private X server or bus is ``desktop``, one that uses the private sshd is ``sshd``. So a
-test keeps its marker when it moves to another folder, and
-``pytest -m "not desktop and not sshd and not agents"`` runs what a bare machine can.
-A test that starts such a service without these fixtures says so itself
-(``@pytest.mark.desktop``, or ``pytestmark`` for a whole module).
+``make check`` runs ``pytest --tier=check`` with the ``quick`` profile; ``make test`` runs
+every test with the ``thorough`` one, the examples each test asks for.
 """
 
 from __future__ import annotations
 
+import os
 import signal
 
 import pytest
+from hypothesis import settings
 
-# The fixtures of the private desktop and of the private sshd, for a test in any folder.
+# The fixtures of the private desktop, of the private sshd and the shared plain ones, for
+# a test in any folder; and the tiers.
 pytest_plugins = [
+    "helpers.tiers",
+    "helpers.fixtures",
     "helpers.desktop_fixtures",
     "helpers.gnome_fixtures",
     "helpers.plasma_fixtures",
@@ -27,40 +30,30 @@ pytest_plugins = [
 # launcher's hangup expect the default disposition that a terminal gives a command.
 signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
-MARKERS = {
-    "desktop": "needs Xvfb, D-Bus, a tray host, dunst or a desktop (helpers/desktop_services.py)",
-    "sshd": "needs the private sshd on loopback (helpers/sshd.py)",
-    "agents": "needs the real agents from npm and PyPI, in .agents (make agents)",
-}
-
-# The fixtures that start such a service. item.fixturenames is the whole closure of what a
-# test uses, so a fixture built on one of these (desktop_env, dunst, start_app, host) needs
-# no name here; one that starts its own service does.
-MARKING_FIXTURES = {
-    "desktop": frozenset(
-        {
-            "xvfb_display",  # the shared Xvfb, and all that runs on it
-            "session_bus",  # the shared private D-Bus
-            "focus_desktop",  # an Xvfb, a bus and openbox for one test (desktop_terminals)
-            "own_desktop",  # an Xvfb and a bus for one test (test_doctor.py)
-            "spec12",  # a bus with a notification server of the test's own
-            "buses",  # a session and a stand-in system bus (test_idle.py)
-            "gnome_shell",  # a real GNOME Shell, headless, for the session (gnome_fixtures)
-            "plasma",  # a real KDE Plasma on Wayland, for the session (plasma_fixtures)
-        }
-    ),
-    "sshd": frozenset({"sshd"}),
-}
+# The quick profile's ceiling on any test's examples, its own settings included: enough to
+# find what a change breaks on most runs, while `make test` keeps looking as hard as each
+# test asks.
+QUICK_EXAMPLES = 25
+settings.register_profile("thorough", deadline=None)
+settings.register_profile("quick", max_examples=QUICK_EXAMPLES, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "thorough"))
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    for name, meaning in MARKERS.items():
-        config.addinivalue_line("markers", f"{name}: {meaning}")
+def _capped(chosen: settings) -> settings:
+    return settings(chosen, max_examples=min(chosen.max_examples, QUICK_EXAMPLES))
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under the quick profile, hold every test to its ceiling: a test's own
+    ``@settings(max_examples=...)`` would otherwise outrank the profile."""
+    if settings.get_current_profile_name() != "quick":
+        return
     for item in items:
-        used = set(getattr(item, "fixturenames", ()))
-        for marker, fixtures in MARKING_FIXTURES.items():
-            if used & fixtures:
-                item.add_marker(marker)
+        test = getattr(item, "obj", None)
+        inner = getattr(test, "hypothesis", None)
+        chosen = getattr(test, "_hypothesis_internal_use_settings", None)
+        if inner is not None and isinstance(chosen, settings):
+            test._hypothesis_internal_use_settings = _capped(chosen)  # type: ignore[union-attr]
+        machine = getattr(item, "cls", None)
+        if isinstance(getattr(machine, "settings", None), settings):
+            machine.settings = _capped(machine.settings)  # type: ignore[union-attr]

@@ -7,6 +7,8 @@ import argparse
 from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
+from tray.protocol.state import ANSWERS
+
 Argument = tuple[tuple[str, ...], dict[str, Any]]
 
 
@@ -139,7 +141,7 @@ COMMANDS: tuple[Command, ...] = (
         "refused, with the reason; 2: usage.",
         (
             (("session",), {"metavar": "SESSION", "help": "a session id from tray status --json"}),
-            (("answer",), {"metavar": "approve|deny", "choices": ("approve", "deny")}),
+            (("answer",), {"metavar": "|".join(ANSWERS), "choices": ANSWERS}),
             (
                 ("--record",),
                 {

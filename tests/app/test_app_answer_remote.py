@@ -14,16 +14,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from helpers.fake_launcher import FakeLauncher
 from helpers.sshd import Remote, client_environ
-from remote.test_answer_remote import SESSION_ID, PlayedLauncher, blocked
+from remote.test_answer_remote import SESSION_ID, blocked, remote_launcher
 
 from tray.app.answer_dispatch import AnswerDispatcher, AnswerRoutes
-from tray.app.messages import Answer
 from tray.core.answers.gate import SETTLE
 from tray.core.answers.target import AnswerTarget
 from tray.core.hosts.ssh_commands import HostConfig
 from tray.core.session.model import Session
-from tray.state.store import process_start_token
+from tray.core.worker.user_actions import Answer
+from tray.state.liveness import process_start_token
 
 APP_ID = f"host:devbox/{SESSION_ID}"
 LOG = logging.getLogger("test-app-answer-remote")
@@ -62,8 +63,8 @@ class FakePolicy:
 
 
 @pytest.fixture
-def launcher(remote: Remote) -> Iterator[PlayedLauncher]:
-    played = PlayedLauncher(remote, [blocked(time.time() - SETTLE - 1)])
+def launcher(remote: Remote) -> Iterator[FakeLauncher]:
+    played = remote_launcher(remote, [blocked(time.time() - SETTLE - 1)])
     played.thread.start()
     yield played
     played.stop.set()
@@ -97,7 +98,7 @@ def desk(tmp_path: Path, host: HostConfig) -> tuple[AnswerDispatcher, FakeNotifi
 
 
 def test_the_app_answers_a_remote_prompt_over_ssh(
-    tmp_path: Path, host: HostConfig, launcher: PlayedLauncher
+    tmp_path: Path, host: HostConfig, launcher: FakeLauncher
 ) -> None:
     since = launcher.records[0].since
     assert since is not None
@@ -113,7 +114,7 @@ def test_the_app_answers_a_remote_prompt_over_ssh(
 
 
 def test_a_remote_refusal_is_shown_as_the_remote_says_it(
-    tmp_path: Path, host: HostConfig, launcher: PlayedLauncher
+    tmp_path: Path, host: HostConfig, launcher: FakeLauncher
 ) -> None:
     handler, notifier, policy = desk(tmp_path, host)
     message = Answer(APP_ID, "", 12.5, "deny")
@@ -125,7 +126,7 @@ def test_a_remote_refusal_is_shown_as_the_remote_says_it(
 
 
 def test_an_unreachable_hosts_session_is_not_asked(
-    tmp_path: Path, host: HostConfig, launcher: PlayedLauncher
+    tmp_path: Path, host: HostConfig, launcher: FakeLauncher
 ) -> None:
     since = launcher.records[0].since
     assert since is not None

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import shutil
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -20,18 +18,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.launcher_end import LauncherEnd
+from helpers.fake_launcher import FakeLauncher
 from helpers.sessions import live_session
 from helpers.waiting import wait_for
 
 from tray.app.answer_dispatch import AnswerDispatcher, AnswerRoutes, Outcome, deliver_answer
-from tray.app.main import TrayApp
-from tray.app.messages import Answer
+from tray.app.start import build_app
 from tray.core.answers.gate import CHANGED, TYPED
 from tray.core.answers.target import AnswerTarget
 from tray.core.session.model import Session
 from tray.core.view.overview import Overview
+from tray.core.worker.user_actions import Answer
 from tray.protocol.records import Record
+from tray.protocol.state import State
 from tray.state.config_file import load_config
 from tray.state.environment import Environment
 from tray.state.store import StateStore
@@ -41,7 +40,9 @@ LOG = logging.getLogger("test-app-answers")
 
 
 def prompt(since: float, app: str = "claude-code") -> Record:
-    return Record("", "blocked", "permission", None, app, None, "approve Bash: ls", since, since)
+    return Record(
+        "", State.BLOCKED, "permission", None, app, None, "approve Bash: ls", since, since
+    )
 
 
 @dataclass
@@ -85,20 +86,11 @@ class FakePolicy:
 
 
 @pytest.fixture
-def state_dir() -> Iterator[Path]:
-    # Short: a Unix socket's path has room for about 100 bytes.
-    directory = Path(tempfile.mkdtemp(prefix="ta-"))
-    StateStore(directory).ensure()
-    yield directory
-    shutil.rmtree(directory)
+def launcher(state_dir: Path) -> Iterator[Callable[[tuple[Record, ...]], FakeLauncher]]:
+    ends: list[FakeLauncher] = []
 
-
-@pytest.fixture
-def launcher(state_dir: Path) -> Iterator[Callable[[tuple[Record, ...]], LauncherEnd]]:
-    ends: list[LauncherEnd] = []
-
-    def start(records: tuple[Record, ...]) -> LauncherEnd:
-        ends.append(LauncherEnd(state_dir, SID, records))
+    def start(records: tuple[Record, ...]) -> FakeLauncher:
+        ends.append(FakeLauncher(state_dir, SID, records))
         return ends[-1]
 
     yield start
@@ -131,7 +123,7 @@ def answer_now(
 
 
 def test_approve_reaches_the_launcher_for_that_prompt_and_withdraws_its_notification(
-    state_dir: Path, launcher: Callable[[tuple[Record, ...]], LauncherEnd]
+    state_dir: Path, launcher: Callable[[tuple[Record, ...]], FakeLauncher]
 ) -> None:
     since = time.time() - 5  # settled: the launcher types at once
     end = launcher((prompt(since),))
@@ -146,7 +138,7 @@ def test_approve_reaches_the_launcher_for_that_prompt_and_withdraws_its_notifica
 
 
 def test_deny_types_the_apps_deny_key(
-    state_dir: Path, launcher: Callable[[tuple[Record, ...]], LauncherEnd]
+    state_dir: Path, launcher: Callable[[tuple[Record, ...]], FakeLauncher]
 ) -> None:
     since = time.time() - 5
     end = launcher((prompt(since),))
@@ -156,7 +148,7 @@ def test_deny_types_the_apps_deny_key(
 
 
 def test_a_changed_prompt_is_refused_with_one_short_notification(
-    state_dir: Path, launcher: Callable[[tuple[Record, ...]], LauncherEnd]
+    state_dir: Path, launcher: Callable[[tuple[Record, ...]], FakeLauncher]
 ) -> None:
     since = time.time() - 5
     end = launcher((prompt(since + 1),))  # a newer prompt stands than the one shown
@@ -170,7 +162,7 @@ def test_a_changed_prompt_is_refused_with_one_short_notification(
 
 
 def test_typing_since_the_prompt_appeared_is_refused(
-    state_dir: Path, launcher: Callable[[tuple[Record, ...]], LauncherEnd]
+    state_dir: Path, launcher: Callable[[tuple[Record, ...]], FakeLauncher]
 ) -> None:
     since = time.time() - 5
     end = launcher((prompt(since),))
@@ -192,7 +184,7 @@ def test_no_launcher_socket_is_refused(state_dir: Path) -> None:
 
 
 def test_an_ended_or_vanished_session_is_refused_without_asking(
-    state_dir: Path, launcher: Callable[[tuple[Record, ...]], LauncherEnd]
+    state_dir: Path, launcher: Callable[[tuple[Record, ...]], FakeLauncher]
 ) -> None:
     since = time.time() - 5
     end = launcher((prompt(since),))
@@ -239,7 +231,7 @@ class FakeHost:
 
 def test_the_app_offers_the_answer_and_carries_it_out(
     state_dir: Path,
-    launcher: Callable[[tuple[Record, ...]], LauncherEnd],
+    launcher: Callable[[tuple[Record, ...]], FakeLauncher],
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -251,7 +243,7 @@ def test_the_app_offers_the_answer_and_carries_it_out(
         environ={"TRAY_STATE_DIR": str(state_dir), "XDG_CONFIG_HOME": str(tmp_path / "config")}
     )
     notifier = FakeNotifier()
-    app = TrayApp(
+    app = build_app(
         env,
         load_config(env),
         LOG,
@@ -259,7 +251,6 @@ def test_the_app_offers_the_answer_and_carries_it_out(
         lambda *_callbacks: notifier,  # type: ignore[arg-type]
         refresh_interval=0.0,
     )
-    assert notifier.on_answer == app.answer
     target = AnswerTarget(SID, "", since)
     app.start_worker()
     try:

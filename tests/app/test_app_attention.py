@@ -29,6 +29,7 @@ from ptyprocess import PtyProcess
 from tray.core.policy.schedule import COALESCE
 from tray.core.session.model import Session
 from tray.core.view.overview import IconState
+from tray.protocol.state import State
 from tray.state.store import StateStore
 
 CAPTURE = REPO / "tests" / "data" / "captures" / "claude-code-2.1.328.bin"
@@ -165,7 +166,8 @@ def test_the_claude_capture_pings_once_for_its_permission_prompt(
     start_app: StartApp, bus_monitor: BusMonitor, terminals: OpenTerminal
 ) -> None:
     capture = CAPTURE.read_bytes()
-    app = start_app(CONFIG)
+    # Typing would hold the ping for an hour: it comes within TIMEOUT only if not held.
+    app = start_app(f"{CONFIG}typing_grace = 3600\n")
     terminal = terminals(app, "claude")
     blocked_at = capture.index(b"\x1b]7501;state=blocked")
     start = capture[:blocked_at]
@@ -180,10 +182,8 @@ def test_the_claude_capture_pings_once_for_its_permission_prompt(
     time.sleep(1.0)
     block_end = capture.index(b"\x07", blocked_at) + 1
     terminal.emit(capture[blocked_at:block_end])
-    shown = time.monotonic()
     calls = bus_monitor.wait_for_notify(1, TIMEOUT)
     # Not held back as if the DA1 answer had been typing.
-    assert time.monotonic() - shown < SETTLE + 2.5
     assert (calls[0].summary, calls[0].body) == (
         "claude needs approval",
         "approve Bash: touch approved-file",
@@ -198,15 +198,14 @@ def test_the_claude_capture_pings_once_for_its_permission_prompt(
 def test_focus_out_then_block_pings_at_once_even_right_after_typing(
     start_app: StartApp, bus_monitor: BusMonitor, terminals: OpenTerminal
 ) -> None:
-    app = start_app(CONFIG)
+    # Typing would hold the ping for an hour: it comes within TIMEOUT only if not held.
+    app = start_app(f"{CONFIG}typing_grace = 3600\n")
     terminal = terminals(app, "away")
     focus_reporting(terminal)
     terminal.type(b"go\r")  # typing would hold a ping back for 5 s...
     terminal.focus_out()  # ...but the user has gone
     terminal.emit(BLOCK)
-    shown = time.monotonic()
     (call,) = bus_monitor.wait_for_notify(1, TIMEOUT)
-    assert time.monotonic() - shown < SETTLE + 1.0
     assert call.summary == "away needs approval"
 
 
@@ -220,7 +219,7 @@ def test_focus_in_then_block_gives_no_popup_but_the_amber_icon(
     terminal.emit(BLOCK)
     terminal.wait_session(lambda s: s.state == "blocked", "the block")
     blocked_by = time.time()  # the launcher's since of the block is no later than this
-    amber: IconState = "blocked"
+    amber: IconState = State.BLOCKED
     wait_for(
         lambda: (
             colour_count(grab(xvfb_display, icon_box(xvfb_display, TRAYER)), main_colour(amber))
@@ -237,15 +236,14 @@ def test_focus_in_then_block_gives_no_popup_but_the_amber_icon(
 def test_a_block_right_after_terminal_replies_pings(
     start_app: StartApp, bus_monitor: BusMonitor, terminals: OpenTerminal
 ) -> None:
-    app = start_app(CONFIG)
+    # Typing would hold the ping for an hour: it comes within TIMEOUT only if not held.
+    app = start_app(f"{CONFIG}typing_grace = 3600\n")
     terminal = terminals(app, "codex")
     # Codex asks DA1 and the background colour at start; the answers are no typing.
     terminal.emit(DA1_QUERY + OSC11_QUERY + WORKING)
     wait_for(lambda: terminal.answered[OSC11_QUERY], TIMEOUT, what="the answers")
     terminal.emit(BLOCK)
-    shown = time.monotonic()
     (call,) = bus_monitor.wait_for_notify(1, TIMEOUT)
-    assert time.monotonic() - shown < SETTLE + 2.5
     assert call.summary == "codex needs approval"
     session = terminal.session()
     assert session is not None and session.last_input_at is None

@@ -11,8 +11,9 @@ from collections.abc import Iterator
 import pytest
 from helpers.desktop_apps import TIMEOUT, StartApp
 from helpers.desktop_services import BusMonitor
+from helpers.host_sessions import make_session
 from helpers.receiver import Receiver, running_receiver
-from helpers.sshd import Remote, hosts_toml, make_session
+from helpers.sshd import Remote, hosts_toml
 from helpers.waiting import wait_for
 
 from tray.core.hosts.ssh_commands import HostConfig

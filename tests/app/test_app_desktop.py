@@ -44,6 +44,7 @@ from helpers.waiting import barrier, wait_for, wait_past
 
 from tray.core.config.settings import PolicySettings
 from tray.core.worker.refresh import MENU_TEXT_PERIOD
+from tray.protocol.state import State
 from tray.state.store import StateStore
 
 BURST_WINDOW = 3
@@ -289,7 +290,7 @@ def test_the_menu_pauses_and_resumes_pings_and_copies_a_message(
     store = StateStore(app.state_dir)
     now = time.time()
     store.write(live_session("quiet", blocked("approve while paused", now), now))
-    amber = main_colour("blocked")
+    amber = main_colour(State.BLOCKED)
     wait_for(
         lambda: colour_count(grab(xvfb_display, icon_box(xvfb_display, TRAYER)), amber) >= 20,
         TIMEOUT,
@@ -400,7 +401,7 @@ def test_an_xembed_tray_alone_gets_the_gtk_backend_and_a_left_click_opens_the_me
 # for every hand-over of the icon, the tooltip or the menu to the tray backend.
 APP_WITH_HANDOVER_LOG = """
 import logging, sys
-log = logging.getLogger("tray.desktop.icon_host")
+log = logging.getLogger("tray.desktop.tray_icon")
 log.setLevel(logging.DEBUG)
 handler = logging.StreamHandler(sys.stderr)
 handler.setFormatter(logging.Formatter("%(created).6f %(message)s"))

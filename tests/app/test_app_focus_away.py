@@ -22,6 +22,7 @@ from helpers.waiting import wait_for
 from app.test_app_worker import FakeNotifier
 from tray.app.main import TrayApp
 from tray.app.messages import Away
+from tray.app.start import build_app
 from tray.base.safe_text import clean_text
 from tray.core.away.tracker import PRESENT, AwayState
 from tray.core.view.overview import Overview
@@ -30,8 +31,8 @@ from tray.state.environment import Environment
 from tray.state.store import StateStore
 
 
-class MenuHost:
-    """An IconHost that keeps the last menu it was handed."""
+class FakeMenuHost:
+    """A TrayIcon that keeps the last menu it was handed."""
 
     def __init__(self) -> None:
         self.menu: Any = None
@@ -73,7 +74,7 @@ def _item(menu: Any, text: str) -> Any:
 @pytest.fixture
 def app_parts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> tuple[Environment, StateStore, MenuHost]:
+) -> tuple[Environment, StateStore, FakeMenuHost]:
     monkeypatch.setenv("PYSTRAY_BACKEND", "dummy")
     state = tmp_path / "state"
     store = StateStore(state)
@@ -85,11 +86,11 @@ def app_parts(
             "PATH": "/usr/bin:/bin",
         }
     )
-    return env, store, MenuHost()
+    return env, store, FakeMenuHost()
 
 
-def _app(env: Environment, host: MenuHost) -> TrayApp:
-    return TrayApp(
+def _app(env: Environment, host: FakeMenuHost) -> TrayApp:
+    return build_app(
         env,
         load_config(env),
         logging.getLogger("test-app-focus-away"),
@@ -100,7 +101,7 @@ def _app(env: Environment, host: MenuHost) -> TrayApp:
 
 
 def test_the_menu_disables_focus_with_the_plans_reason(
-    app_parts: tuple[Environment, StateStore, MenuHost],
+    app_parts: tuple[Environment, StateStore, FakeMenuHost],
 ) -> None:
     env, store, host = app_parts
     now = time.time()
@@ -127,7 +128,7 @@ def test_the_menu_disables_focus_with_the_plans_reason(
 
 
 def test_the_away_line_shows_while_away_and_goes_on_coming_back(
-    app_parts: tuple[Environment, StateStore, MenuHost], tmp_path: Path
+    app_parts: tuple[Environment, StateStore, FakeMenuHost], tmp_path: Path
 ) -> None:
     env, _store, host = app_parts
     config = tmp_path / "config" / "tray"
@@ -153,7 +154,7 @@ def test_the_away_line_shows_while_away_and_goes_on_coming_back(
 
 
 def test_while_away_single_pings_and_a_burst_summary_are_forwarded(
-    app_parts: tuple[Environment, StateStore, MenuHost], tmp_path: Path
+    app_parts: tuple[Environment, StateStore, FakeMenuHost], tmp_path: Path
 ) -> None:
     env, store, host = app_parts
     receiver = start_receiver()

@@ -20,12 +20,22 @@ import pytest
 from helpers.sessions import blocked, live_session
 from helpers.waiting import wait_for
 
-from tray.app.main import PAUSE_SECONDS, TrayApp
-from tray.app.messages import Mailbox, Resume
+from tray.app.main import TrayApp
+from tray.app.messages import Mailbox
+from tray.app.start import build_app
 from tray.core.view.overview import Overview
+from tray.core.worker.user_actions import (
+    PAUSE_SECONDS,
+    MarkSeen,
+    Resume,
+    Snooze,
+    Unsnooze,
+    pause_hour,
+    snooze_hour,
+)
 from tray.state.config_file import load_config
 from tray.state.environment import Environment
-from tray.state.marks_file import FILE_NAME, load_memory
+from tray.state.marks_file import FILE_NAME, load_marks
 from tray.state.store import StateStore
 
 SESSIONS = 24
@@ -34,7 +44,7 @@ ROUNDS = 20
 
 
 class FakeHost:
-    """An IconHost that writes down what it was given."""
+    """A TrayIcon that writes down what it was given."""
 
     def __init__(self) -> None:
         self.applied: list[Overview] = []
@@ -87,7 +97,7 @@ def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> TrayApp:
         environ={"TRAY_STATE_DIR": str(state), "XDG_CONFIG_HOME": str(tmp_path / "config")}
     )
     log = logging.getLogger("test-app-worker")
-    return TrayApp(
+    return build_app(
         env,
         load_config(env),
         log,
@@ -106,19 +116,19 @@ def test_snoozes_and_pauses_from_many_threads_are_never_lost(app: TrayApp, tmp_p
     def refreshed_since(seen: int) -> bool:
         return app.refreshes > seen
 
+    # As the menu's items post, each on the thread it runs on.
+    side = app.menu_side
+
     def user(number: int) -> None:
         mine = ids[number::THREADS]
         start.wait()
         for round_ in range(ROUNDS):
             seen = app.refreshes
             for sid in mine:
-                app.unsnooze(sid)
-                app.snooze_hour(sid)
-            if round_ % 2:
-                app.resume()
-            else:
-                app.pause_hour()
-            app.mark_seen(mine[0])
+                side.post(Unsnooze(sid))
+                side.post(snooze_hour((sid,), side.now()))
+            side.post(Resume() if round_ % 2 else pause_hour(side.now()))
+            side.post(MarkSeen(mine[0], side.now()))
             # Each round lands while the worker is refreshing, or just after it.
             wait_for(partial(refreshed_since, seen), interval=0.001, what="a refresh")
 
@@ -129,20 +139,34 @@ def test_snoozes_and_pauses_from_many_threads_are_never_lost(app: TrayApp, tmp_p
         thread.start()
     for thread in threads:
         thread.join()
-    app.pause_hour()  # the last word, after every thread's
+    side.post(pause_hour(side.now()))  # the last word, after every thread's
     wait_for(lambda: app.waiting == 0, what="every message taken")
-    wait_for(lambda: app.paused, what="the last pause")
+    wait_for(lambda: side.paused, what="the last pause")
     app.stop()  # the worker ends once the messages it took are handled
     assert app.refreshes - before >= ROUNDS
 
     policy = app.policy  # read once the worker has ended
-    memory = load_memory(tmp_path / "state" / FILE_NAME, logging.getLogger("test"))
+    memory, mutes = load_marks(tmp_path / "state" / FILE_NAME, logging.getLogger("test"))
     for sid in ids:
         until = policy.snoozed_until(sid)
         assert until is not None and until >= posted_at + PAUSE_SECONDS, sid
-        assert memory.snoozed.get(sid) == until, sid
-    assert policy.paused_until is not None and policy.paused_until == memory.paused_until
+        assert mutes.snoozed.get(sid) == until, sid
+    assert policy.paused_until is not None and policy.paused_until == mutes.paused_until
     assert all(ids[n] in memory.seen for n in range(THREADS))
+
+
+def test_a_second_snooze_never_shortens_one_in_place(app: TrayApp, tmp_path: Path) -> None:
+    app.start_worker()
+    now = time.time()
+    app.post(Snooze(("s00", "s01"), now + 2 * PAUSE_SECONDS))
+    app.post(Snooze(("s00",), now + 60))
+    app.post(Unsnooze("s01"))
+    wait_for(lambda: app.waiting == 0, what="every message taken")
+    app.stop()  # the worker ends once the messages it took are handled
+    assert app.policy.snoozed_until("s00") == now + 2 * PAUSE_SECONDS
+    assert app.policy.snoozed_until("s01") is None
+    _memory, mutes = load_marks(tmp_path / "state" / FILE_NAME, logging.getLogger("test"))
+    assert mutes.snoozed == {"s00": now + 2 * PAUSE_SECONDS}
 
 
 # The mailbox: the one place the worker sleeps.

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from desktop.test_tray_menu import ICON, NOW, Recorder, find, make_row, overview, texts
+from desktop.test_tray_menu import ICON, NOW, FakeMenuActions, find, make_row, overview, texts
 from helpers.sessions import live_session
 
 from tray.app import focus_looks
@@ -124,14 +124,14 @@ def test_the_menu_shows_the_disabled_reason_and_the_left_click_follows_it() -> N
             ("b", FocusLook(True)),
         )
     )
-    actions = Recorder()
+    actions = FakeMenuActions()
     menu = build_menu(overview(*rows), actions, NOW, extras)
     item = find(submenu(menu, rows[0]), "Focus (kitty: remote control is off)")
     assert not item.enabled
     assert find(submenu(menu, rows[1]), "Focus").enabled
     # The most urgent session cannot be focused: a left click does nothing.
     menu(ICON)
-    assert actions.calls == []
+    assert actions.posted == []
 
 
 def test_what_a_focus_left_undone_is_logged_once_and_shown_under_focus(
@@ -151,7 +151,7 @@ def test_what_a_focus_left_undone_is_logged_once_and_shown_under_focus(
     look = looks.looks({"g": gnome})["g"]
     assert look.notes == tuple(note.split("; "))
     row = make_row("g")
-    menu = build_menu(overview(row), Recorder(), NOW, MenuExtras((("g", look),)))
+    menu = build_menu(overview(row), FakeMenuActions(), NOW, MenuExtras((("g", look),)))
     items = texts(submenu(menu, row))
     at = items.index(look.label)
     assert items[at + 1 : at + 3] == note.split("; ")
@@ -165,10 +165,10 @@ def test_the_away_line_heads_the_menu_while_away() -> None:
     since = time.mktime((2026, 12, 1, 14, 2, 0, 0, 0, -1))
     line = menu_line(AwayState(True, since), True, time.strftime("%H:%M", time.localtime(since)))
     assert line == "Away since 14:02: pings also go to your phone"
-    menu = build_menu(overview(make_row()), Recorder(), NOW, MenuExtras(away_line=line))
+    menu = build_menu(overview(make_row()), FakeMenuActions(), NOW, MenuExtras(away_line=line))
     assert texts(menu)[:2] == [line, "---"]
     assert not find(menu, line).enabled
-    assert line not in texts(build_menu(overview(make_row()), Recorder(), NOW))
+    assert line not in texts(build_menu(overview(make_row()), FakeMenuActions(), NOW))
 
 
 def test_forwarded_text_is_plain_and_names_the_machine() -> None:

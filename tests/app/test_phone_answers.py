@@ -12,11 +12,12 @@ from helpers.ntfy_standin import FakeNtfy
 from helpers.phone import tap
 from helpers.waiting import wait_for
 
-from tray.app.messages import Answer, Outcome, PhoneReply
+from tray.app.messages import Outcome, PhoneReply
 from tray.app.phone_answers import PhoneAnswers
 from tray.core.answers.phone_tokens import reply_topic
 from tray.core.answers.target import AnswerTarget
 from tray.core.config.away import AwaySettings
+from tray.core.worker.user_actions import Answer
 
 TOPIC = "tray-test-topic-Q7vXk2"
 TOKEN = "tk_phoneanswerstest"  # noqa: S105 - made up, hunted for in the log

@@ -74,6 +74,7 @@ from bench_venvs import fair_venv  # noqa: E402
 from harness import Run, _spawn_on_pty, bench_env, drain, tray_command  # noqa: E402
 
 from tray.protocol.report import Report, encode_sequence  # noqa: E402
+from tray.protocol.state import State  # noqa: E402
 from tray.state.agent_files import load_agent_book  # noqa: E402
 from tray.state.directory_watcher import WATCH_MASK, _libc_inotify, parse_events  # noqa: E402
 from tray.state.environment import Environment  # noqa: E402
@@ -100,7 +101,7 @@ def _title(text: str) -> bytes:
 
 
 def _report(state: str, kind: str | None = None) -> bytes:
-    return encode_sequence(Report(state, kind=kind))
+    return encode_sequence(Report(State(state), kind=kind))
 
 
 def _tray_argv() -> list[str]:
@@ -195,7 +196,7 @@ def _modes(rules: Rules) -> dict[str, tuple[bytes, bytes, str]]:
     app, event = rules.hook
     # Back to work the way the hooks say it: a report of the program's own would outrank
     # every hook after it (the launcher then drops them).
-    hook_working = encode_sequence(Report("working", app=app), from_hook=True)
+    hook_working = encode_sequence(Report(State.WORKING, app=app), from_hook=True)
     return {
         "title": (_title(BLOCKED_TITLE), _title(WORKING_TITLE), ""),
         "OSC 7501": (_report("blocked", "permission"), working, ""),

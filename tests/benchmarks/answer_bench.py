@@ -11,7 +11,7 @@ The gate holds an answer until its prompt is :data:`tray.core.answers.gate.SETTL
 takes keys late), so the clock starts only once that settle has passed: the figure is
 the channel's own cost, not the hold.
 
-- Here: :func:`tray.launcher.answer_socket.send_answer` on the session's socket.
+- Here: :func:`tray.state.answer_channel.send_answer` on the session's socket.
 - Over loopback ssh, the app's way: :func:`tray.app.answer_dispatch.deliver_answer` for the session
   as the host's open link (:class:`tray.remote.link.HostLink`) hands it over, which sends
   the request on that link; to a ``tray run`` whose state directory is the "remote" of
@@ -49,10 +49,11 @@ from tray.core.answers.gate import SETTLE  # noqa: E402
 from tray.core.answers.target import AnswerTarget  # noqa: E402
 from tray.core.hosts.remote_sessions import namespaced_id  # noqa: E402
 from tray.core.hosts.ssh_commands import HostConfig, ssh_argv  # noqa: E402
-from tray.launcher.answer_socket import send_answer, socket_path  # noqa: E402
 from tray.protocol.report import Report, encode_sequence  # noqa: E402
+from tray.protocol.state import State  # noqa: E402
 from tray.remote.actions import answer_remote  # noqa: E402
 from tray.remote.link import HostLink  # noqa: E402
+from tray.state.answer_channel import send_answer, socket_path  # noqa: E402
 from tray.state.store import StateStore  # noqa: E402
 
 LOCAL_TARGET = 0.05
@@ -81,10 +82,10 @@ for index, blocked in enumerate(bytes.fromhex(arg) for arg in sys.argv[3:]):
 
 
 def _program(log: Path, count: int) -> list[str]:
-    working = encode_sequence(Report("working", app="claude-code")).hex()
+    working = encode_sequence(Report(State.WORKING, app="claude-code")).hex()
     prompts = [
         encode_sequence(
-            Report("blocked", kind="permission", app="claude-code", msg=f"approve Bash: ls {n}")
+            Report(State.BLOCKED, kind="permission", app="claude-code", msg=f"approve Bash: ls {n}")
         ).hex()
         for n in range(count)
     ]

@@ -34,6 +34,7 @@ from helpers.desktop_services import (  # noqa: E402
     BusMonitor,
     stop_process,
 )
+from helpers.host_sessions import make_session  # noqa: E402
 from helpers.sshd import (  # noqa: E402
     SSHD,
     Remote,
@@ -41,7 +42,6 @@ from helpers.sshd import (  # noqa: E402
     client_environ,
     host_config,
     hosts_toml,
-    make_session,
 )
 from helpers.waiting import wait_for  # noqa: E402
 

@@ -9,64 +9,30 @@ from __future__ import annotations
 
 import io
 import os
-import select
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers.answer_keys import SHIPPED_SETTINGS
+from helpers.fake_launcher import FakeLauncher
 
 from tray.cli import main
 from tray.commands import answer as answer_command
-from tray.core.answers.gate import SETTLE, Decision, Request, decide
+from tray.core.answers.gate import SETTLE
 from tray.core.hosts.remote_sessions import PREFIX
 from tray.core.hosts.ssh_commands import answer_words
 from tray.core.session.model import Session
-from tray.launcher.answer_socket import AnswerSocket, socket_path
 from tray.protocol.records import Record
+from tray.protocol.state import State
 from tray.state.environment import Environment
-from tray.state.store import StateStore, process_start_token
+from tray.state.liveness import process_start_token
+from tray.state.store import StateStore
 
 SESSION_ID = "4242-abc123"
 
 
 def blocked(since: float, record_id: str = "", app: str = "claude-code") -> Record:
-    return Record(record_id, "blocked", "permission", None, app, None, None, since, since)
-
-
-class Launcher:
-    def __init__(self, state_dir: Path, records: list[Record]) -> None:
-        self.records = records
-        self.typed: list[bytes] = []
-        self.stop = threading.Event()
-        self.socket = AnswerSocket(
-            socket_path(state_dir, SESSION_ID), self.gate, self.type_keys, clock=time.monotonic
-        )
-        self.thread = threading.Thread(target=self.loop, daemon=True)
-
-    def gate(self, request: Request) -> Decision:
-        return decide(tuple(self.records), request, None, SHIPPED_SETTINGS)
-
-    def type_keys(self, keys: bytes) -> bool:
-        self.typed.append(keys)
-        return True
-
-    def loop(self) -> None:
-        while not self.stop.is_set():
-            wait = self.socket.timeout()
-            ready, _, _ = select.select(self.socket.fds(), [], [], min(wait or 0.05, 0.05))
-            for fd in ready:
-                self.socket.on_readable(fd)
-            self.socket.tick()
-
-
-@pytest.fixture
-def state_dir(tmp_path: Path) -> Path:
-    directory = tmp_path / "state"
-    StateStore(directory).ensure()
-    return directory
+    return Record(record_id, State.BLOCKED, "permission", None, app, None, None, since, since)
 
 
 def write_session(state_dir: Path, records: tuple[Record, ...], alive: bool = True) -> None:
@@ -88,15 +54,13 @@ def write_session(state_dir: Path, records: tuple[Record, ...], alive: bool = Tr
 
 
 @pytest.fixture
-def launcher(state_dir: Path) -> Iterator[Launcher]:
+def launcher(state_dir: Path) -> Iterator[FakeLauncher]:
+    """The session's launcher, played: no program runs, the keys are written down."""
     now = time.monotonic() - SETTLE - 1
-    running = Launcher(state_dir, [blocked(now)])
+    running = FakeLauncher(state_dir, SESSION_ID, [blocked(now)], record_clock=time.monotonic)
     write_session(state_dir, tuple(running.records))
-    running.thread.start()
     yield running
-    running.stop.set()
-    running.thread.join(5)
-    running.socket.close()
+    running.close()
 
 
 def answer(
@@ -125,21 +89,21 @@ def answer(
     return code, stderr.getvalue()
 
 
-def test_approve_reaches_the_program(state_dir: Path, launcher: Launcher) -> None:
+def test_approve_reaches_the_launcher(state_dir: Path, launcher: FakeLauncher) -> None:
     since = launcher.records[0].since
     assert answer(state_dir, "approve", since=repr(since)) == (0, "")
     assert launcher.typed == [b"1"]
 
 
-def test_a_refusal_is_one_line_and_exit_1(state_dir: Path, launcher: Launcher) -> None:
+def test_a_refusal_is_one_line_and_exit_1(state_dir: Path, launcher: FakeLauncher) -> None:
     code, err = answer(state_dir, "deny", since="12.5")
     assert code == 1
     assert err == "tray answer: api-server: the prompt has changed; not answered\n"
     assert launcher.typed == []
 
 
-def test_several_prompts_need_a_record(state_dir: Path, launcher: Launcher) -> None:
-    working = Record("", "working", None, None, "claude-code", None, None, 1.0, 1.0)
+def test_several_prompts_need_a_record(state_dir: Path, launcher: FakeLauncher) -> None:
+    working = Record("", State.WORKING, None, None, "claude-code", None, None, 1.0, 1.0)
     old = time.monotonic() - SETTLE - 1
     launcher.records = [working, blocked(old, "a"), blocked(old, "b")]
     code, err = answer(state_dir, "approve")
@@ -203,7 +167,9 @@ def test_a_remote_id_is_told_by_the_remote_sessions_own_prefix() -> None:
     assert answer_command._REMOTE_PREFIX == PREFIX
 
 
-def test_the_root_record_is_named_by_an_empty_record(state_dir: Path, launcher: Launcher) -> None:
+def test_the_root_record_is_named_by_an_empty_record(
+    state_dir: Path, launcher: FakeLauncher
+) -> None:
     old = time.monotonic() - SETTLE - 1
     launcher.records = [blocked(old), blocked(old, "task")]
     assert answer(state_dir, "approve", record="") == (0, "")

@@ -83,7 +83,7 @@ def home(tmp_path: Path) -> Home:
 
 
 @dataclass
-class UserManager:
+class FakeUserManager:
     """A systemd user manager as far as tray uses one: it knows unit files only after a
     daemon-reload, and enables only units it knows."""
 
@@ -123,7 +123,7 @@ class UserManager:
 
 
 @dataclass
-class NoManager:
+class FakeNoUserManager:
     """systemctl on a machine without a user manager, or without systemctl at all."""
 
     returncode: int = 1
@@ -136,7 +136,7 @@ class NoManager:
 
 
 @dataclass
-class Launchd:
+class FakeLaunchd:
     """launchctl's bootstrap, bootout and print for one user's GUI domain."""
 
     calls: list[list[str]] = field(default_factory=list)
@@ -172,7 +172,7 @@ def run(
     home: Home,
     action: str,
     *,
-    runner: UserManager | NoManager | Launchd | None = None,
+    runner: FakeUserManager | FakeNoUserManager | FakeLaunchd | None = None,
     systemd: bool = False,
     platform: str = "linux",
     argv: Sequence[str] = TRAY,
@@ -307,16 +307,16 @@ def test_generated_unit_passes_systemd_analyze(tmp_path: Path) -> None:
     assert parser["Service"]["ExecStart"].startswith(f'"{program}" app 100%% ')
     assert parser["Service"]["Restart"] == "on-failure"
     assert parser["Install"]["WantedBy"] == "graphical-session.target"
-    if shutil.which("systemd-analyze"):
-        # It resolves the program, so a wrongly quoted path fails here.
-        result = subprocess.run(
-            ["systemd-analyze", "verify", "--man=no", str(unit)],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-        assert result.returncode == 0, result.stderr
+    # It resolves the program, so a wrongly quoted path fails here.
+    assert shutil.which("systemd-analyze"), "needs systemd-analyze (make test installs systemd)"
+    result = subprocess.run(
+        ["systemd-analyze", "verify", "--man=no", str(unit)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
 
 
 def test_control_characters_are_refused(home: Home) -> None:
@@ -383,7 +383,7 @@ def test_status_tells_when_the_entry_runs_another_tray(home: Home) -> None:
 
 
 def test_systemd_round_trip(home: Home, loose_umask: None) -> None:
-    manager = UserManager(home.unit.parent)
+    manager = FakeUserManager(home.unit.parent)
     assert run(home, "enable", systemd=True, runner=manager) == 0
     assert home.take() == (
         f"enabled: {home.unit} starts /opt/tray/bin/tray app with your graphical session\n",
@@ -423,11 +423,11 @@ def test_systemd_round_trip(home: Home, loose_umask: None) -> None:
 
 @pytest.mark.parametrize(
     "manager",
-    [NoManager(), NoManager(127, "systemctl: command not found")],
+    [FakeNoUserManager(), FakeNoUserManager(127, "systemctl: command not found")],
     ids=["no-user-manager", "no-systemctl"],
 )
 def test_systemd_without_a_user_manager_writes_and_says_what_to_run(
-    home: Home, manager: NoManager
+    home: Home, manager: FakeNoUserManager
 ) -> None:
     manager.calls.clear()
     assert run(home, "enable", systemd=True, runner=manager) == 0
@@ -451,7 +451,7 @@ def test_systemd_without_a_user_manager_writes_and_says_what_to_run(
 
 
 def test_a_failing_systemctl_is_reported(home: Home) -> None:
-    manager = UserManager(home.unit.parent)
+    manager = FakeUserManager(home.unit.parent)
 
     def refusing(argv: Sequence[str]) -> RunResult:
         if argv[2] == "enable":
@@ -471,7 +471,7 @@ def test_a_failing_systemctl_is_reported(home: Home) -> None:
 
 
 def test_one_kind_replaces_the_other(home: Home) -> None:
-    manager = UserManager(home.unit.parent)
+    manager = FakeUserManager(home.unit.parent)
     assert run(home, "enable", runner=manager) == 0
     assert run(home, "enable", systemd=True, runner=manager) == 0
     assert not home.desktop.exists() and home.unit.exists()
@@ -489,7 +489,7 @@ def test_one_kind_replaces_the_other(home: Home) -> None:
 
 
 def test_launch_agent_round_trip(home: Home, loose_umask: None) -> None:
-    launchd = Launchd()
+    launchd = FakeLaunchd()
     assert run(home, "enable", platform="darwin", runner=launchd) == 0
     assert home.take() == (
         f"enabled: {home.agent} starts /opt/tray/bin/tray app when you log in\n",
@@ -523,7 +523,7 @@ def test_launch_agent_round_trip(home: Home, loose_umask: None) -> None:
 
 
 def test_launch_agent_without_launchctl(home: Home) -> None:
-    missing = NoManager(127, "launchctl: command not found")
+    missing = FakeNoUserManager(127, "launchctl: command not found")
     assert run(home, "enable", platform="darwin", runner=missing) == 0
     assert home.take()[0] == (
         f"enabled: {home.agent} starts /opt/tray/bin/tray app; launchd loads it at your "

@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers.tray_home import Tray
 
 import tray
-from commands.conftest import Tray
 from tray.cli import build_parser, main, parse_run_args
 from tray.command_table import COMMANDS
 from tray.state.environment import Environment

@@ -18,13 +18,14 @@ import pytest
 from helpers.desktop_services import BusMonitor, MenuDunst, start_menu_dunst
 from helpers.waiting import wait_for
 
-from commands.test_demo import TIMEOUT, _started_with, demo_argv, state_dir
+from commands.test_demo import TIMEOUT, _started_with, demo_argv, demo_dir
 from commands.test_doctor import run_on_pty, tray_env
 from tray.core.answers.target import APPROVE_LABEL, DENY_LABEL
 from tray.outlets.notification_icons import icon_name
+from tray.protocol.state import State
 from tray.state.store import StateStore
 
-__all__ = ["state_dir"]  # a fixture, used by name
+__all__ = ["demo_dir"]  # a fixture, used by name
 
 ASKED = b"Press Enter"
 # Long: only tray's answer (or Enter, never typed here) can end the wait in time.
@@ -78,27 +79,27 @@ def check_the_prompts_notification(monitor: BusMonitor, menu_dunst: MenuDunst) -
     [call] = monitor.notify_calls()[:1]
     assert (call.summary, call.body) == ("demo needs approval", "approve Bash: touch demo.txt")
     assert call.actions[2:6] == ["approve", APPROVE_LABEL, "deny", DENY_LABEL]
-    assert call.icon.endswith("/" + icon_name("blocked"))
+    assert call.icon.endswith("/" + icon_name(State.BLOCKED))
     offered = menu_dunst.offered_text()
     assert APPROVE_LABEL in offered and DENY_LABEL in offered
 
 
-def answered_by_the_app(state_dir: Path, answer: str) -> bool:
+def answered_by_the_app(demo_dir: Path, answer: str) -> bool:
     """The app's log says the launcher typed the answer's keys (and nothing broke)."""
-    log = (state_dir / "app.log").read_text()
+    log = (demo_dir / "app.log").read_text()
     assert "Traceback" not in log, log
     return f": {answer} typed" in log
 
 
-def records(state_dir: Path) -> list[tuple[str, str | None]]:
-    sessions, _ = StateStore(state_dir).read_all(time.time())
+def records(demo_dir: Path) -> list[tuple[str, str | None]]:
+    sessions, _ = StateStore(demo_dir).read_all(time.time())
     assert [(s.name, s.state) for s in sessions] == [("demo", "done")]
     return [(r.state, r.msg) for r in sessions[0].records]
 
 
 @pytest.mark.usefixtures("trayer")
 def test_approve_on_the_notification_moves_the_demo_on(
-    xvfb_display: str, desktop_env: dict[str, str], tmp_path: Path, state_dir: Path
+    xvfb_display: str, desktop_env: dict[str, str], tmp_path: Path, demo_dir: Path
 ) -> None:
     menu_dunst, monitor, env = desk(xvfb_display, desktop_env, tmp_path, APPROVE_LABEL)
     presser = Presser(menu_dunst, monitor)
@@ -109,13 +110,11 @@ def test_approve_on_the_notification_moves_the_demo_on(
         return b""  # the test types nothing: the answer comes from the notification
 
     try:
-        started = time.monotonic()
         result, _, _ = run_on_pty(
             demo_argv("--step-seconds", "0.2", "--blocked-seconds", BLOCKED_SECONDS),
             env,
             press_when_asked,
         )
-        elapsed = time.monotonic() - started
         presser.join()
         check_the_prompts_notification(monitor, menu_dunst)
     finally:
@@ -124,16 +123,15 @@ def test_approve_on_the_notification_moves_the_demo_on(
     assert result.returncode == 0, result.output
     assert "  Approved." in result.output
     assert "* Working: writing demo.txt" in result.output
-    assert elapsed < 120, result.output  # the answer, long before the 600 s timeout
-    assert records(state_dir) == [("done", "Demo finished")]
-    assert answered_by_the_app(state_dir, "approve")
+    assert records(demo_dir) == [("done", "Demo finished")]
+    assert answered_by_the_app(demo_dir, "approve")
     assert not (Path(env["HOME"]) / "demo.txt").exists()
-    assert len(_started_with(state_dir)) == 1  # the app the demo started lives on
+    assert len(_started_with(demo_dir)) == 1  # the app the demo started lives on
 
 
 @pytest.mark.usefixtures("trayer")
 def test_deny_on_the_notification_ends_the_demo_without_a_terminal(
-    xvfb_display: str, desktop_env: dict[str, str], tmp_path: Path, state_dir: Path
+    xvfb_display: str, desktop_env: dict[str, str], tmp_path: Path, demo_dir: Path
 ) -> None:
     menu_dunst, monitor, env = desk(xvfb_display, desktop_env, tmp_path, DENY_LABEL)
     presser = Presser(menu_dunst, monitor)
@@ -161,5 +159,5 @@ def test_deny_on_the_notification_ends_the_demo_without_a_terminal(
     assert stderr == ""
     assert "  Denied." in stdout
     assert "* Working: writing demo.txt" not in stdout
-    assert records(state_dir) == [("done", "Demo finished: denied")]
-    assert answered_by_the_app(state_dir, "deny")
+    assert records(demo_dir) == [("done", "Demo finished: denied")]
+    assert answered_by_the_app(demo_dir, "deny")

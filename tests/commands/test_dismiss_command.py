@@ -5,7 +5,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from commands.conftest import Tray
+from helpers.tray_home import Tray
+
 from tray.core.session.model import Session
 
 MakeSession = Callable[..., Session]

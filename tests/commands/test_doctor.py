@@ -16,6 +16,7 @@ import select
 import subprocess
 import sys
 import termios
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -34,7 +35,10 @@ from helpers.desktop_services import (
     stop_process,
 )
 
-from tray.desktop.tray_host import TrayHostLook, backend_for_tray
+from tray.commands.doctor import gather
+from tray.desktop.tray_area import TrayAreaLook, backend_for_tray
+from tray.state.config_file import load_config
+from tray.state.environment import Environment
 
 # The queries doctor writes to the terminal come before its lines on a pty.
 _CONTROL_SEQUENCE = re.compile(r"\x1b\][^\x07]*\x07|\x1b\[[?0-9;]*[A-Za-z]")
@@ -204,7 +208,7 @@ def test_the_app_finds_a_tray_host_that_comes_later_without_a_child_process(
     own_desktop: Callable[..., Desktop], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     desktop = own_desktop()
-    look = TrayHostLook(desktop.env)
+    look = TrayAreaLook(desktop.env)
     started: list[object] = []
     real_popen = subprocess.Popen
 
@@ -251,7 +255,7 @@ def test_the_app_asks_for_gtk_only_where_an_xembed_tray_is_alone(
     own_desktop: Callable[..., Desktop], tmp_path: Path
 ) -> None:
     desktop = own_desktop()
-    look = TrayHostLook(desktop.env)
+    look = TrayAreaLook(desktop.env)
     try:
         assert look.backend() is None  # no tray at all: pystray's choice
         trayer = start_trayer(desktop.env, tmp_path / "trayer.log")
@@ -287,7 +291,7 @@ def test_doctor_names_the_backend_the_app_picks_for_an_xembed_tray_alone(
 
 
 def test_the_apps_look_without_a_display_or_bus(tmp_path: Path) -> None:
-    look = TrayHostLook({})
+    look = TrayAreaLook({})
     try:
         check = look.check(None)
     finally:
@@ -607,3 +611,32 @@ def test_away_without_a_source_or_with_a_url_apprise_refuses(tmp_path: Path) -> 
         "fix: see the Apprise wiki for the URL form of that service",
     )
     assert "SECRET" not in result.stdout + result.stderr
+
+
+def test_the_gather_holds_one_bus_loop_for_the_bus_focus_and_away(
+    own_desktop: Callable[..., Desktop], tmp_path: Path
+) -> None:
+    """The bus facts, focus and the away probe (its idle and lock sources) each speak
+    D-Bus: one loop, held for the whole gather, serves them all, where each attaching on
+    its own would start (and close) loops of its own."""
+    desktop = own_desktop("dunst")
+    _with_config(tmp_path, '[away]\nafter = "2m"\nforward = ["json://127.0.0.1:9/x"]\n')
+    env = Environment(
+        environ=tray_env(desktop.env, tmp_path, DBUS_SYSTEM_BUS_ADDRESS="unix:path=/nonexistent"),
+        stdin_fd=-1,
+    )
+    started: list[str] = []
+
+    def note_start(_frame: Any, _event: str, _arg: Any) -> None:
+        # Called as each new thread begins, which is then left untraced.
+        started.append(threading.current_thread().name)
+        sys.settrace(None)
+
+    threading.settrace(note_start)
+    try:
+        facts = gather(env, load_config(env))
+    finally:
+        threading.settrace(None)
+    assert facts.bus.server is not None and facts.bus.server[0] == "dunst", facts.bus
+    assert facts.away.status == "ok", facts.away
+    assert started.count("tray-bus") == 1, started

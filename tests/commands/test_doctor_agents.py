@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from tray.base.check import Check
 from tray.commands.doctor_agents import agent_checks
 from tray.commands.hooks import FORMATS
 from tray.core.config.settings import ConfigError
-from tray.desktop.check import Check
 from tray.state.agent_files import shipped_agent_book
 from tray.state.config_file import load_config
 from tray.state.environment import Environment

@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from helpers.sshd import Remote, Sshd, client_environ, host_config, hosts_toml
@@ -53,9 +52,7 @@ def test_one_line_per_host_ok_or_warn_with_the_fix(
     sshd: Sshd, remote: Remote, host: HostConfig, tmp_path: Path
 ) -> None:
     missing = host_config(sshd, remote, name="bare", remote_command="tray-not-installed-here")
-    started = time.monotonic()
     _, found = run_doctor(tmp_path, hosts_toml(host, missing))
-    elapsed = time.monotonic() - started
 
     status, text = found["host devbox"]
     assert status == "ok"
@@ -68,7 +65,6 @@ def test_one_line_per_host_ok_or_warn_with_the_fix(
     assert 'remote_command = "~/.local/bin/tray"' in text
     # Each host is one line, after the desktop's checks.
     assert list(found)[-2:] == ["host devbox", "host bare"]
-    assert elapsed < TIMEOUT / 2
 
 
 def test_a_host_that_cannot_be_reached_is_a_warning_that_says_why(

@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 from helpers.data import b64
+from helpers.tray_home import Tray
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from commands.conftest import Tray
 from tray.cli import main
-from tray.protocol.report import KINDS, MAX_ID, STATES, Report, parse_body
+from tray.protocol.report import CLEAR, KINDS, MAX_ID, STATES, Report, parse_body
+from tray.protocol.state import State
 from tray.state.environment import Environment
 
 PREFIX = b"\x1b]7501;"
@@ -65,7 +66,7 @@ def test_emit_every_field_round_trips(tray_home: Tray) -> None:
         f"msg={b64('-starts with a dash')}".encode("ascii")
     )
     assert parse_body(body) == Report(
-        "working", "deploy/eu", None, 7, "cargo", "安全", "-starts with a dash"
+        State.WORKING, "deploy/eu", None, 7, "cargo", "安全", "-starts with a dash"
     )
 
 
@@ -136,7 +137,7 @@ text = st.text(
 def reports(draw: st.DrawFn) -> Report:
     state = draw(st.sampled_from((*STATES, "clear")))
     return Report(
-        state=state,
+        state=CLEAR if state == CLEAR else State(state),
         id=draw(
             st.one_of(
                 st.just(""),

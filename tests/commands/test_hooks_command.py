@@ -27,8 +27,8 @@ from helpers.hook_homes import (
     read,
     rules,
 )
+from helpers.tray_home import Tray
 
-from commands.conftest import Tray
 from tray.cli import main
 from tray.shell.opencode_plugin import MARK, OpencodePlugin, render
 from tray.state.environment import Environment

@@ -23,10 +23,11 @@ from helpers.copilot_opencode_aider import COPILOT, OPENCODE, copilot_home, open
 from helpers.hook_homes import Home, drain, make_home, raw_terminal, read, rules
 from helpers.model_standins import FakeChatCompletions
 from helpers.tray_cli import tray_argv
+from helpers.tray_home import TIMEOUT
 
-from commands.conftest import TIMEOUT
 from tray.protocol.records import Record
 from tray.protocol.report import Report, parse_body
+from tray.protocol.state import State
 from tray.state.store import StateStore
 
 THIS_TRAY = [sys.executable, "-m", "tray"]
@@ -112,7 +113,7 @@ def test_the_installed_copilot_hooks_report_with_the_shipped_rules(
     run_copilot_hook(failed, COPILOT_PAYLOADS["errorOccurred"], environ)
     blocked, error = reports_in(drain(master))
     assert blocked == Report(
-        "blocked", kind="permission", app="copilot", msg=f"Run command: {COMMAND}"
+        State.BLOCKED, kind="permission", app="copilot", msg=f"Run command: {COMMAND}"
     )
     assert error is not None
     assert (error.state, error.app) == ("error", "copilot")
@@ -219,13 +220,15 @@ def test_the_opencode_plugin_reports_the_rules_events_in_order(
     ]
     run_plugin(home, name, events)
     assert reports_in(drain(master)) == [
-        Report("working", app="opencode"),
-        Report("blocked", kind="permission", app="opencode", msg=f"opencode asks: bash {COMMAND}"),
-        Report("working", app="opencode"),
-        Report("blocked", kind="permission", app="opencode", msg="opencode asks: bash ls"),
-        Report("error", app="opencode", msg="opencode: fake model failure"),
-        Report("working", app="opencode"),
-        Report("done", app="opencode"),
+        Report(State.WORKING, app="opencode"),
+        Report(
+            State.BLOCKED, kind="permission", app="opencode", msg=f"opencode asks: bash {COMMAND}"
+        ),
+        Report(State.WORKING, app="opencode"),
+        Report(State.BLOCKED, kind="permission", app="opencode", msg="opencode asks: bash ls"),
+        Report(State.ERROR, app="opencode", msg="opencode: fake model failure"),
+        Report(State.WORKING, app="opencode"),
+        Report(State.DONE, app="opencode"),
     ]
 
 
@@ -239,7 +242,7 @@ def test_the_plugin_passes_the_whole_event(home: Home, terminal: tuple[int, str]
     # Only the names the rules give: a plain session.status is not session.status:busy.
     run_plugin(home, name, [busy(), *idle()])
     assert reports_in(drain(master)) == [
-        Report("done", app="opencode", msg=f"session.idle evt_session.idle {SESSION}")
+        Report(State.DONE, app="opencode", msg=f"session.idle evt_session.idle {SESSION}")
     ]
 
 

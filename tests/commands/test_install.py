@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
+# One worker runs them all (make test's --dist loadgroup), so the install is made once.
+pytestmark = pytest.mark.xdist_group("install")
 
 
 @pytest.fixture(scope="module")

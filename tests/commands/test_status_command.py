@@ -11,7 +11,8 @@ import unicodedata
 from collections.abc import Callable
 from typing import Any
 
-from commands.conftest import Tray
+from helpers.tray_home import Tray
+
 from tray.core.session.model import Session
 from tray.protocol.records import Record
 

@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from helpers.sshd import Remote, Sshd, client_environ, host_config, hosts_toml, make_session
+from helpers.host_sessions import make_session
+from helpers.sshd import Remote, Sshd, client_environ, host_config, hosts_toml
 
 from tray.core.hosts.ssh_commands import HostConfig
 from tray.state.store import StateStore

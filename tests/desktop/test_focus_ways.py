@@ -2,45 +2,51 @@
 
 WezTerm, Konsole, Ptyxis and KWin are not in Debian 12 (or do not run headless here), so
 their tools are fakes: small shell scripts named like the real ones, on a PATH of their
-own, that record every argument they get and answer what the real ones would.
+own, that record every argument they get and answer what the real ones would. Their
+D-Bus services are one fake peer on a real private bus, which a monitor watches, so
+every call tray makes there is seen, whatever name it is made on
+(:mod:`helpers.desktop_fake_bus`).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from dbus_fast import Variant
+from helpers.desktop_fake_bus import FakeBusPeer
+from helpers.desktop_services import start_bus, stop_process
 
-from tray.desktop.focus import FocusCheck, check_focus, focus_plan, focus_session
+from tray.base.check import Check
+from tray.desktop.focus import check_focus, focus_plan, focus_session
 from tray.desktop.focus.gnome_terminal import ENABLE_COMMAND
 from tray.desktop.focus.kitty import HOW_TO_ENABLE
 from tray.desktop.focus.kwin import script
-from tray.state.store import process_start_token
+from tray.state.liveness import process_start_token
 
 _FAKE = """#!/bin/sh
 {{ printf '%s\\037' "${{0##*/}}" "$@"; printf '\\036'; }} >> "{calls}"
-for last; do :; done
 case "${{0##*/}} $*" in
   wezterm*) printf 'socket=%s' "$WEZTERM_UNIX_SOCKET" >> "{calls}.env" ;;
-  gdbus*"$FAKE_GDBUS_FAIL"*)
-    if [ -n "$FAKE_GDBUS_FAIL" ]; then
-      echo "Error: GDBus.Error:org.freedesktop.DBus.Error.UnknownMethod: no such" >&2
-      exit 1
-    fi ;;
-esac
-case "${{0##*/}} $*" in
-  *GetResultMetas*) printf "([{{'id': <%s>}}],)\\n" "$last" ;;
-  *loadScript*) echo "(7,)" ;;
-  *NameHasOwner*) echo "(true,)" ;;
-  gdbus*) echo "()" ;;
   "xdotool search"*) echo "$FAKE_WINDOWS" ;;
 esac
 """
-TOOLS = ("gdbus", "kitty", "wezterm", "xdotool", "tmux")
+TOOLS = ("kitty", "wezterm", "xdotool", "tmux")
+# The terminals' services the fake peer stands in for.
+NAMES = ("org.kde.konsole-4242", "org.kde.KWin", "org.gnome.Ptyxis")
+
+
+def _metas(body: list[Any]) -> tuple[str, list[Any]]:
+    """GNOME Terminal's GetResultMetas: a description of each result it was asked for."""
+    return "aa{sv}", [[{"id": Variant("s", result)} for result in body[0]]]
 
 
 class Fakes:
+    """The fake tools on a PATH of their own, and the fake D-Bus peer on a private bus."""
+
     def __init__(self, directory: Path) -> None:
         self.bin = directory / "bin"
         self.bin.mkdir()
@@ -49,28 +55,48 @@ class Fakes:
             path = self.bin / tool
             path.write_text(_FAKE.format(calls=self.calls_file))
             path.chmod(0o755)
-        self.env = {"PATH": str(self.bin), "DISPLAY": ":5", "FAKE_WINDOWS": "4194305"}
+        self._bus, address = start_bus(directory / "bus")
+        try:
+            self.peer = FakeBusPeer(
+                address, NAMES, {"GetResultMetas": _metas, "loadScript": lambda _b: ("i", [7])}
+            )
+        except BaseException:
+            stop_process(self._bus)
+            raise
+        self.env = {
+            "PATH": str(self.bin),
+            "DISPLAY": ":5",
+            "FAKE_WINDOWS": "4194305",
+            "DBUS_SESSION_BUS_ADDRESS": address,
+        }
 
     def calls(self) -> list[list[str]]:
+        """The tools run, each as [tool, *argv]."""
         if not self.calls_file.exists():
             return []
         records = self.calls_file.read_text().split("\x1e")
         return [record.split("\x1f")[:-1] for record in records if record]
 
-    def gdbus(self) -> list[list[str]]:
-        """gdbus calls as [dest, path, method, *args]."""
-        found = []
-        for call in self.calls():
-            if call[0] == "gdbus":
-                assert call[1:5] == ["call", "--session", "--timeout", "3"]
-                assert (call[5], call[7], call[9]) == ("--dest", "--object-path", "--method")
-                found.append([call[6], call[8], call[10], *call[11:]])
-        return found
+    def dbus(self) -> list[list[Any]]:
+        """D-Bus calls as [destination, path, interface.method, *arguments]."""
+        return self.peer.calls()
+
+    def forget(self) -> None:
+        self.calls_file.unlink(missing_ok=True)
+        self.peer.forget()
+
+    def close(self) -> None:
+        self.peer.stop()
+        stop_process(self._bus)
 
 
 @pytest.fixture
-def fakes(tmp_path: Path) -> Fakes:
-    return Fakes(tmp_path)
+def fakes(tmp_path: Path) -> Iterator[Fakes]:
+    made = Fakes(tmp_path)
+    try:
+        yield made
+    finally:
+        made.close()
 
 
 def _me() -> dict[str, str]:
@@ -82,27 +108,40 @@ def _me() -> dict[str, str]:
 
 
 UUID = "48d1d159-7cc3-4a7b-b32e-c9b9f6b6f58a"
-GNOME = {
-    "GNOME_TERMINAL_SCREEN": "/org/gnome/Terminal/screen/" + UUID.replace("-", "_"),
-    "GNOME_TERMINAL_SERVICE": ":1.42",
-}
+
+
+def gnome(fakes: Fakes) -> dict[str, str]:
+    """A GNOME Terminal tab whose terminal server is the fake peer (by its unique name,
+    as GNOME Terminal records its own)."""
+    return {
+        "GNOME_TERMINAL_SCREEN": "/org/gnome/Terminal/screen/" + UUID.replace("-", "_"),
+        "GNOME_TERMINAL_SERVICE": fakes.peer.unique_name,
+    }
 
 
 def test_gnome_terminal_asks_for_the_uuid_then_activates_it(fakes: Fakes) -> None:
-    result = focus_session(GNOME, env=fakes.env)
+    result = focus_session(gnome(fakes), env=fakes.env)
     assert result.ok, result.message
     provider = [
         "org.gnome.Shell.SearchProvider2." + m for m in ("GetResultMetas", "ActivateResult")
     ]
-    assert fakes.gdbus() == [
-        [":1.42", "/org/gnome/Terminal/SearchProvider", provider[0], f"['{UUID}']"],
-        [":1.42", "/org/gnome/Terminal/SearchProvider", provider[1], UUID, "[]", "0"],
+    server = fakes.peer.unique_name
+    assert fakes.dbus() == [
+        [server, "/org/gnome/Terminal/SearchProvider", provider[0], [UUID]],
+        [server, "/org/gnome/Terminal/SearchProvider", provider[1], UUID, [], 0],
     ]
 
 
+def test_gnome_terminal_with_the_tab_closed_says_so(fakes: Fakes) -> None:
+    fakes.peer.replies["GetResultMetas"] = lambda _body: ("aa{sv}", [[]])
+    result = focus_session(gnome(fakes), env=fakes.env)
+    assert (result.ok, result.message) == (False, "GNOME Terminal: the session's tab is closed")
+    assert [call[2].rsplit(".", 1)[1] for call in fakes.dbus()] == ["GetResultMetas"]
+
+
 def test_gnome_terminal_without_provider_raises_its_one_window(fakes: Fakes) -> None:
-    env = {**fakes.env, "FAKE_GDBUS_FAIL": "GetResultMetas"}
-    result = focus_session({**GNOME, **_me()}, env=env)
+    fakes.peer.refuse.add("GetResultMetas")
+    result = focus_session({**gnome(fakes), **_me()}, env=fakes.env)
     assert result.ok, result.message
     assert ENABLE_COMMAND in result.message and "restart GNOME Terminal" in result.message
     xdotool = [call[1:] for call in fakes.calls() if call[0] == "xdotool"]
@@ -113,8 +152,9 @@ def test_gnome_terminal_without_provider_raises_its_one_window(fakes: Fakes) -> 
 
 
 def test_gnome_terminal_without_provider_and_two_windows_guesses_none(fakes: Fakes) -> None:
-    env = {**fakes.env, "FAKE_GDBUS_FAIL": "GetResultMetas", "FAKE_WINDOWS": "4194305 4194400"}
-    result = focus_session({**GNOME, **_me()}, env=env)
+    fakes.peer.refuse.add("GetResultMetas")
+    env = {**fakes.env, "FAKE_WINDOWS": "4194305 4194400"}
+    result = focus_session({**gnome(fakes), **_me()}, env=env)
     assert not result.ok
     assert "has 2 windows open" in result.message
     assert not [call for call in fakes.calls() if call[:2] == ["xdotool", "windowactivate"]]
@@ -154,8 +194,8 @@ KONSOLE = {
 def test_konsole_selects_the_tab_then_its_window(fakes: Fakes) -> None:
     result = focus_session({**KONSOLE, "WINDOWID": "4194305"}, env=fakes.env)
     assert result.ok, result.message
-    assert fakes.gdbus() == [
-        ["org.kde.konsole-4242", "/Windows/2", "org.kde.konsole.Window.setCurrentSession", "5"]
+    assert fakes.dbus() == [
+        ["org.kde.konsole-4242", "/Windows/2", "org.kde.konsole.Window.setCurrentSession", 5]
     ]
     assert fakes.calls()[-1] == ["xdotool", "windowactivate", "--sync", "4194305"]
 
@@ -164,7 +204,7 @@ def test_konsole_on_kde_wayland_raises_through_kwin(fakes: Fakes) -> None:
     env = {**fakes.env, "WAYLAND_DISPLAY": "wayland-0", "XDG_CURRENT_DESKTOP": "KDE"}
     result = focus_session({**KONSOLE, **_me()}, env=env)
     assert result.ok, result.message
-    calls = fakes.gdbus()
+    calls = fakes.dbus()
     assert calls[0][2] == "org.kde.konsole.Window.setCurrentSession"
     # How many windows Konsole has: KWin finds its window by the process.
     assert calls[1] == [
@@ -178,9 +218,10 @@ def test_konsole_on_kde_wayland_raises_through_kwin(fakes: Fakes) -> None:
         ["org.kde.KWin", "/Scripting/Script7", "org.kde.kwin.Script.run"],
         ["org.kde.KWin", "/Scripting", "org.kde.kwin.Scripting.unloadScript"],
     ]
+    assert calls[2][3:] == ["tray-focus"]
     path, plugin = calls[3][3:]
-    assert plugin == "'tray-focus'"
-    assert path.startswith("'/") and path.endswith("/focus.js'")
+    assert plugin == "tray-focus"
+    assert path.startswith("/") and path.endswith("/focus.js")
 
 
 def test_the_kwin_script_holds_only_the_pids() -> None:
@@ -207,18 +248,18 @@ def test_ptyxis_on_wayland_is_presented_with_the_activation_token(fakes: Fakes) 
     env = {**fakes.env, "WAYLAND_DISPLAY": "wayland-0"}
     result = focus_session({"PTYXIS_VERSION": "47.5"}, env=env, activation_token=TOKEN)
     assert result.ok, result.message
-    assert fakes.gdbus() == [
+    assert fakes.dbus() == [
         ["org.freedesktop.DBus", "/org/freedesktop/DBus",
          "org.freedesktop.DBus.NameHasOwner", "org.gnome.Ptyxis"],
         ["org.gnome.Ptyxis", "/org/gnome/Ptyxis", "org.freedesktop.Application.Activate",
-         "{'activation-token': <'tok_1:2'>, 'desktop-startup-id': <'tok_1:2'>}"],
+         {"activation-token": "tok_1:2", "desktop-startup-id": "tok_1:2"}],
     ]  # fmt: skip
 
 
 def test_a_bad_activation_token_is_not_passed_on(fakes: Fakes) -> None:
     env = {**fakes.env, "WAYLAND_DISPLAY": "wayland-0"}
     focus_session({"PTYXIS_VERSION": "47.5"}, env=env, activation_token=BAD_TOKEN)
-    assert fakes.gdbus() == []
+    assert fakes.dbus() == []
 
 
 @pytest.mark.parametrize(
@@ -250,12 +291,13 @@ def test_a_reused_terminal_pid_is_not_focused(fakes: Fakes) -> None:
 
 def test_check_focus_names_the_kitty_settings() -> None:
     check = check_focus({"KITTY_WINDOW_ID": "1", "PATH": "/nonexistent"})
-    assert check == FocusCheck(False, f"kitty: remote control is off: {HOW_TO_ENABLE}")
-    assert "allow_remote_control" in check.text and "listen_on" in check.text
+    assert check == Check("warn", "focus", f"kitty: remote control is off: {HOW_TO_ENABLE}")
+    assert "allow_remote_control" in check.found and "listen_on" in check.found
 
 
 def test_check_focus_asks_gnome_terminal_whether_its_provider_is_on(fakes: Fakes) -> None:
-    assert check_focus({**GNOME, **fakes.env}) == FocusCheck(True, "GNOME Terminal tab")
-    off = check_focus({**GNOME, **fakes.env, "FAKE_GDBUS_FAIL": "GetResultMetas"})
+    assert check_focus({**gnome(fakes), **fakes.env}) == Check("ok", "focus", "GNOME Terminal tab")
+    fakes.peer.refuse.add("GetResultMetas")
+    off = check_focus({**gnome(fakes), **fakes.env})
     assert not off.ok
-    assert ENABLE_COMMAND in off.text and "restart GNOME Terminal" in off.text
+    assert ENABLE_COMMAND in off.found and "restart GNOME Terminal" in off.found

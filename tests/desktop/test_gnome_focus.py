@@ -29,7 +29,8 @@ from helpers.desktop_apps import TIMEOUT, start_app_process
 from helpers.desktop_services import START_TIMEOUT, TOOL_TIMEOUT, name_has_owner, stop_process
 from helpers.waiting import wait_for
 
-from tray.desktop.focus import FocusCheck, FocusResult, check_focus, focus_plan, focus_session
+from tray.base.check import Check
+from tray.desktop.focus import FocusResult, check_focus, focus_plan, focus_session
 from tray.desktop.focus.gnome_terminal import GNOME_WAYLAND_NOTE
 from tray.state.store import StateStore
 
@@ -332,8 +333,8 @@ def test_doctor_and_the_plan_say_what_gnome_leaves_to_the_user(
     way, reason = focus_plan(facts, gnome_shell.env)
     assert way is not None
     assert reason == "GNOME Terminal tab"
-    assert check_focus({**gnome_shell.env, **facts}) == FocusCheck(
-        True, f"GNOME Terminal tab ({GNOME_WAYLAND_NOTE})"
+    assert check_focus({**gnome_shell.env, **facts}) == Check(
+        "ok", "focus", f"GNOME Terminal tab ({GNOME_WAYLAND_NOTE})"
     )
     # A "token" of the wrong shape (this one would break out of the GVariant text it went
     # into) is never passed on: the focus goes without one.

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import pytest
-from commands.test_demo import demo_argv, state_dir
+from commands.test_demo import demo_argv, demo_dir
 from helpers.desktop_apps import REPO, TIMEOUT, start_app_process
 from helpers.desktop_screen import colour_count, main_colour
 from helpers.desktop_services import stop_process
@@ -37,9 +37,10 @@ from desktop.test_gnome_shell import (
 )
 from tray.core.answers.target import APPROVE_LABEL, DENY_LABEL
 from tray.outlets.notifier import SNOOZE_LABEL
+from tray.protocol.state import State
 from tray.state.store import StateStore
 
-__all__ = ["state_dir"]  # a fixture, used by name
+__all__ = ["demo_dir"]  # a fixture, used by name: it stops the demo's app afterwards
 
 MENU_VARIABLE: Final = "TRAY_GNOME_MENU_SCREENSHOT"
 BANNER_VARIABLE: Final = "TRAY_GNOME_BANNER_SCREENSHOT"
@@ -173,7 +174,7 @@ def test_the_top_bars_icon_and_its_open_menu(clean_shell: GnomeShell, tmp_path: 
     assert crop[3] - crop[1] <= menu[3] - icon[1] + 2 * MARGIN
     assert crop[2] - crop[0] <= max(menu[2], icon[2]) - min(menu[0], icon[0]) + 2 * MARGIN
     # The icon is amber (two sessions are blocked), and drawn where the shell says it is.
-    amber = main_colour("blocked")
+    amber = main_colour(State.BLOCKED)
     assert colour_count(picture.crop(inside(icon, crop)), amber) >= ICON_PIXELS
     keep(picture, MENU_VARIABLE, tmp_path / "gnome-menu.png")
 
@@ -183,7 +184,7 @@ def _banner_box(shell: GnomeShell) -> Box:
 
 
 def test_the_demos_prompt_as_a_banner_with_approve_and_deny(
-    clean_shell: GnomeShell, tmp_path: Path, state_dir: Path
+    clean_shell: GnomeShell, tmp_path: Path, demo_dir: Path
 ) -> None:
     shell = clean_shell
     home = tmp_path / "home"
@@ -191,7 +192,7 @@ def test_the_demos_prompt_as_a_banner_with_approve_and_deny(
     env = {
         **shell.env,
         "HOME": str(home),
-        "TRAY_STATE_DIR": str(state_dir),
+        "TRAY_STATE_DIR": str(demo_dir),
         "XDG_CONFIG_HOME": str(tmp_path / "config"),
         "PYTHONPATH": str(REPO),
     }
@@ -230,7 +231,7 @@ def test_the_demos_prompt_as_a_banner_with_approve_and_deny(
             demo.communicate()
     assert demo.returncode == 0, stdout + stderr
     assert "  Denied." in stdout, stdout
-    assert "Traceback" not in (state_dir / "app.log").read_text()
+    assert "Traceback" not in (demo_dir / "app.log").read_text()
     # The top strip of the screen, from the banner to the top bar's right end, which
     # shows the icon where a user finds it.
     left, top, _, bottom = around(box, icon)
@@ -238,7 +239,7 @@ def test_the_demos_prompt_as_a_banner_with_approve_and_deny(
     picture = shot.crop(crop)
     assert picture.size == (crop[2] - crop[0], crop[3] - crop[1])
     assert crop[1] == 0 and crop[3] <= box[3] + MARGIN
-    amber = main_colour("blocked")
+    amber = main_colour(State.BLOCKED)
     assert colour_count(picture.crop(inside(box, crop)), amber) >= BANNER_ICON_PIXELS
     assert colour_count(picture.crop(inside(icon, crop)), amber) >= ICON_PIXELS
     keep(picture, BANNER_VARIABLE, tmp_path / "gnome-banner.png")

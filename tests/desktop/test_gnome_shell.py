@@ -4,7 +4,7 @@ and a blocked prompt's banner answered by a click on its button.
 
 What the tests read is the shell's own state (org.gnome.Shell.Eval), and what they click
 they click with a virtual pointer inside the compositor, as a user's pointer would. The
-prompt's session has a launcher end served by the test (helpers/launcher_end.py, as in
+prompt's session has a launcher end served by the test (helpers/fake_launcher.py, as in
 tests/app/test_app_answer_desktop.py): the real answer socket and gate, with the keys
 written down instead of typed into a program.
 
@@ -25,8 +25,8 @@ import pytest
 from app.test_app_answer_desktop import CONFIG, SID, blocked_session, prompt
 from helpers.desktop_apps import TIMEOUT, RunningApp, run_icon_driver, start_app_process
 from helpers.desktop_services import stop_process
+from helpers.fake_launcher import FakeLauncher
 from helpers.gnome_shell import GnomeShell
-from helpers.launcher_end import LauncherEnd
 from helpers.sessions import live_session, working
 from helpers.waiting import wait_for
 
@@ -242,7 +242,7 @@ def test_a_click_on_the_prompts_banner_answers_it(
     since = time.time() - 3  # settled: the launcher need not hold the answer
     state_dir = tmp_path / "state"
     blocked_session(state_dir, since)
-    end = LauncherEnd(state_dir, SID, (prompt(since),))
+    end = FakeLauncher(state_dir, SID, (prompt(since),))
     try:
         app = start_app_process(gnome_shell.env, tmp_path, CONFIG)
         gnome_app.append(app)

@@ -1,7 +1,7 @@
 """The tray icon on a real X server, in a real tray, with each pystray backend.
 
 pystray must own the main thread, so each test runs this very file as a small driver
-program (``python -m tests.desktop.test_icon``): it shows an IconHost, takes commands
+program (``python -m tests.desktop.test_icon``): it shows a TrayIcon, takes commands
 on stdin ("show STATE COUNT", "quit") and prints events on stdout ("ready BACKEND",
 "shown STATE COUNT", "action NAME [SESSION]", "stopped"). The test reads the screen
 with Pillow and clicks with xdotool.
@@ -43,10 +43,11 @@ from helpers.waiting import wait_for
 from PIL import Image, ImageGrab
 from Xlib import display as xdisplay
 
-from tray.core.answers.target import AnswerTarget
 from tray.core.view.overview import IconState, Overview, Row
-from tray.desktop.icon_host import IconHost
+from tray.core.worker.user_actions import UserAction
+from tray.desktop.tray_icon import TrayIcon
 from tray.desktop.tray_menu import build_menu
+from tray.protocol.state import State
 
 ROOT = Path(__file__).resolve().parents[2]
 # Set to a file name to keep the screenshot of the open menu (for the README).
@@ -56,10 +57,10 @@ STATES: tuple[IconState, ...] = get_args(IconState)
 # The order the brief walks through: quiet, busy, two need you, finished, failed.
 WALK: tuple[tuple[IconState, int], ...] = (
     ("calm", 0),
-    ("working", 0),
-    ("blocked", 2),
-    ("done", 0),
-    ("error", 0),
+    (State.WORKING, 0),
+    (State.BLOCKED, 2),
+    (State.DONE, 0),
+    (State.ERROR, 0),
 )
 BADGE_RED = (200, 30, 45)
 
@@ -69,14 +70,14 @@ BADGE_RED = (200, 30, 45)
 
 def sample_overview(state: IconState, count: int, now: float) -> Overview:
     """Two sessions whose first one is in ``state``; it can be focused, the other not."""
-    row_state = "idle" if state == "calm" else state
+    row_state = State.IDLE if state == "calm" else state
     first = Row(
         session_id="s1",
         label="api · ~/src/api",
         state=row_state,
-        kind="question" if state == "blocked" else None,
+        kind="question" if state == State.BLOCKED else None,
         since=now - 300,
-        msg="Allow edits to config.toml?" if state == "blocked" else "Tests passed",
+        msg="Allow edits to config.toml?" if state == State.BLOCKED else "Tests passed",
         alive=True,
         exit_code=None,
         unseen=state in ("done", "error"),
@@ -85,7 +86,7 @@ def sample_overview(state: IconState, count: int, now: float) -> Overview:
     second = Row(
         session_id="s2",
         label="docs · ~/src/docs",
-        state="blocked" if count >= 2 else "working",
+        state=State.BLOCKED if count >= 2 else State.WORKING,
         kind="permission" if count >= 2 else None,
         since=now - 42,
         msg="Run make publish?",
@@ -105,43 +106,18 @@ def _emit(*words: str) -> None:
 
 @dataclass
 class PrintingActions:
-    """Menu actions that report themselves on stdout; quit also stops the icon."""
+    """Menu actions that report themselves on stdout ("action focus s1": the action's
+    kind, then its values); quit also stops the icon."""
 
-    host: IconHost | None = None
+    host: TrayIcon | None = None
     paused: bool = False
 
-    def mark_seen(self, session_id: str) -> None:
-        _emit("action", "mark_seen", session_id)
+    def now(self) -> float:
+        return time.time()
 
-    def dismiss(self, session_id: str) -> None:
-        _emit("action", "dismiss", session_id)
-
-    def copy_message(self, session_id: str) -> None:
-        _emit("action", "copy_message", session_id)
-
-    def copy_record_message(self, session_id: str, record_id: str) -> None:
-        _emit("action", "copy_record_message", session_id, record_id)
-
-    def focus(self, session_id: str) -> None:
-        _emit("action", "focus", session_id)
-
-    def snooze_hour(self, session_id: str) -> None:
-        _emit("action", "snooze_hour", session_id)
-
-    def unsnooze(self, session_id: str) -> None:
-        _emit("action", "unsnooze", session_id)
-
-    def clear_finished(self) -> None:
-        _emit("action", "clear_finished")
-
-    def pause_hour(self) -> None:
-        _emit("action", "pause_hour")
-
-    def resume(self) -> None:
-        _emit("action", "resume")
-
-    def answer(self, target: AnswerTarget, answer: str) -> None:
-        _emit("action", "answer", target.session_id, target.record_id, answer)
+    def post(self, action: UserAction) -> None:
+        values = (getattr(action, name) for name in action.__slots__)
+        _emit("action", type(action).__name__.lower(), *(str(v) for v in values if v is not None))
 
     def quit(self) -> None:
         _emit("action", "quit")
@@ -156,7 +132,7 @@ def drive() -> None:
     # A driver still running at teardown is stopped with SIGTERM: show where it hung.
     faulthandler.register(signal.SIGTERM, all_threads=True, chain=True)
     actions = PrintingActions()
-    host = IconHost("tray-test", on_ready=lambda: _emit("ready", host.backend_name()))
+    host = TrayIcon("tray-test", on_ready=lambda: _emit("ready", host.backend_name()))
     actions.host = host
 
     def read_commands() -> None:
@@ -227,7 +203,7 @@ def walk_states(driver: Driver, display: str, tray: tuple[str, str]) -> None:
                 return False
             if previous is not None and colour_count(shot, main_colour(previous)) >= 20:
                 return False
-            return state != "blocked" or colour_count(shot, BADGE_RED, 40) >= 6
+            return state != State.BLOCKED or colour_count(shot, BADGE_RED, 40) >= 6
 
         wait_for(drawn, TIMEOUT, what=f"the {state} icon in the tray")
         previous = state
@@ -312,7 +288,7 @@ def test_xorg_icon_docks_in_a_tray_that_comes_late(start_driver: Any, tmp_path: 
         driver.expect("ready xorg")
         driver.show("done", 0)
         tray = start_trayer(env, tmp_path / "late-trayer.log")
-        green = main_colour("done")
+        green = main_colour(State.DONE)
 
         def shown() -> bool:
             box = tray_box(display, TRAYER)
@@ -360,7 +336,7 @@ def test_gtk_icon_without_a_session_bus(
     driver = start_driver("gtk", env)
     driver.expect("ready gtk")
     driver.show("done", 0)
-    green = main_colour("done")
+    green = main_colour(State.DONE)
 
     def shown() -> bool:
         box = tray_box(xvfb_display, TRAYER)
@@ -388,9 +364,9 @@ def run_python(code: str, env: Mapping[str, str], *args: str) -> subprocess.Comp
 
 
 PROBE = """
-from tray.desktop.icon_host import IconHost, NoDisplayError
+from tray.desktop.tray_icon import TrayIcon, NoDisplayError
 try:
-    IconHost("probe")
+    TrayIcon("probe")
 except NoDisplayError as error:
     print("NoDisplayError:", error)
 """
@@ -411,7 +387,7 @@ def test_no_display_is_one_clear_error(backend: str | None, display: str | None)
 
 LOAD = """
 import os, sys
-from tray.desktop.icon_host import load_pystray
+from tray.desktop.tray_icon import load_pystray
 module = load_pystray(sys.argv[1] or None)
 print(module.Icon.__module__, os.environ.get("PYSTRAY_BACKEND"))
 """

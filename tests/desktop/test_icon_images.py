@@ -13,6 +13,7 @@ from PIL import Image, ImageChops
 from tray.core.view.overview import IconState
 from tray.desktop import icon_images as icons
 from tray.desktop.icon_images import ARTWORK_SIZES, BADGE_FROM, icon_image
+from tray.protocol.state import State
 
 STATES: tuple[IconState, ...] = get_args(IconState)
 
@@ -77,9 +78,9 @@ def test_template_variants_are_black_on_transparent() -> None:
 @pytest.mark.parametrize("size", ARTWORK_SIZES)
 @pytest.mark.parametrize("template", [False, True])
 def test_badge_shows_from_two_blocked_sessions(size: int, template: bool) -> None:
-    plain = icon_image("blocked", 0, size, template)
-    assert icon_image("blocked", 1, size, template).tobytes() == plain.tobytes()
-    badged = [icon_image("blocked", count, size, template) for count in (2, 3, 7, 12)]
+    plain = icon_image(State.BLOCKED, 0, size, template)
+    assert icon_image(State.BLOCKED, 1, size, template).tobytes() == plain.tobytes()
+    badged = [icon_image(State.BLOCKED, count, size, template) for count in (2, 3, 7, 12)]
     for image in badged:
         assert image.size == (size, size)
         assert _differing_pixels(image, plain) >= size  # a visible disc, not a speck
@@ -90,8 +91,8 @@ def test_badge_shows_from_two_blocked_sessions(size: int, template: bool) -> Non
 
 def test_badge_sits_in_the_lower_right_corner() -> None:
     size = 64
-    plain = icon_image("blocked", 0, size)
-    badged = icon_image("blocked", BADGE_FROM, size)
+    plain = icon_image(State.BLOCKED, 0, size)
+    badged = icon_image(State.BLOCKED, BADGE_FROM, size)
     diff = ImageChops.difference(plain, badged).convert("L").point(lambda v: 255 if v else 0)
     box = diff.getbbox()
     assert box is not None
@@ -101,28 +102,28 @@ def test_badge_sits_in_the_lower_right_corner() -> None:
 
 
 def test_many_blocked_sessions_share_one_badge() -> None:
-    assert icon_image("blocked", 10).tobytes() == icon_image("blocked", 99).tobytes()
-    assert icon_image("blocked", 9).tobytes() != icon_image("blocked", 10).tobytes()
+    assert icon_image(State.BLOCKED, 10).tobytes() == icon_image(State.BLOCKED, 99).tobytes()
+    assert icon_image(State.BLOCKED, 9).tobytes() != icon_image(State.BLOCKED, 10).tobytes()
 
 
 def test_count_is_ignored_unless_blocked() -> None:
     for state in STATES:
-        if state != "blocked":
+        if state != State.BLOCKED:
             assert icon_image(state, 5).tobytes() == icon_image(state, 0).tobytes()
 
 
 def test_other_sizes_are_scaled_from_the_next_larger_artwork() -> None:
     for size in (12, 24, 48, 128):
-        image = icon_image("done", size=size)
+        image = icon_image(State.DONE, size=size)
         assert image.size == (size, size)
-    assert icon_image("blocked", 3, size=24).size == (24, 24)
+    assert icon_image(State.BLOCKED, 3, size=24).size == (24, 24)
     with pytest.raises(ValueError, match="size"):
-        icon_image("done", size=0)
+        icon_image(State.DONE, size=0)
 
 
 def test_images_are_cached() -> None:
-    assert icon_image("working", 0, 22) is icon_image("working", 0, 22)
-    assert icon_image("blocked", 4, 22, True) is icon_image("blocked", 4, 22, True)
+    assert icon_image(State.WORKING, 0, 22) is icon_image(State.WORKING, 0, 22)
+    assert icon_image(State.BLOCKED, 4, 22, True) is icon_image(State.BLOCKED, 4, 22, True)
 
 
 def _draw_module() -> Any:

@@ -28,8 +28,10 @@ from helpers.waiting import wait_for
 
 from desktop.test_icon import PrintingActions, _emit
 from tray.core.view.overview import Overview, Row
-from tray.desktop.icon_host import IconHost
+from tray.core.worker.user_actions import Focus, UserAction
+from tray.desktop.tray_icon import TrayIcon
 from tray.desktop.tray_menu import build_menu
+from tray.protocol.state import State
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 20.0
@@ -46,7 +48,7 @@ def generation_overview(generation: int, shape: str, now: float) -> Overview:
         Row(
             session_id=f"s{number}",
             label=f"job{number} · ~/src/job{number}",
-            state="working",
+            state=State.WORKING,
             kind=None,
             since=now - 30,
             msg=f"step {generation} of job{number}",
@@ -58,7 +60,7 @@ def generation_overview(generation: int, shape: str, now: float) -> Overview:
         )
         for number in range(1, count + 1)
     )
-    return Overview(icon_state="working", blocked_count=0, tooltip="test", rows=rows)
+    return Overview(icon_state=State.WORKING, blocked_count=0, tooltip="test", rows=rows)
 
 
 class GenerationActions(PrintingActions):
@@ -66,8 +68,11 @@ class GenerationActions(PrintingActions):
 
     generation = 0
 
-    def focus(self, session_id: str) -> None:
-        _emit("action", "focus", session_id, str(self.generation))
+    def post(self, action: UserAction) -> None:
+        if isinstance(action, Focus):
+            _emit("action", "focus", action.session_id, str(self.generation))
+        else:
+            super().post(action)
 
 
 def describe(menu: Any, with_ids: bool) -> list[dict[str, Any]]:
@@ -100,7 +105,7 @@ def drive() -> None:
     from gi.repository import GLib  # noqa: PLC0415  (the driver has a display)
     from pystray._util.gtk import GtkIcon  # noqa: PLC0415
 
-    host = IconHost("tray-menu-test", on_ready=lambda: _emit("ready", host.backend_name()))
+    host = TrayIcon("tray-menu-test", on_ready=lambda: _emit("ready", host.backend_name()))
 
     def on_loop(what: str, build: Any) -> None:
         def run() -> bool:

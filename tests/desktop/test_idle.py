@@ -11,7 +11,6 @@ calls tray makes, as the real service does, and emits its signals when the test 
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import functools
 import random
@@ -23,7 +22,7 @@ from pathlib import Path
 
 import pytest
 from dbus_fast import Message, MessageType, Variant
-from dbus_fast.aio import MessageBus
+from helpers.desktop_fake_bus import FakeBusPeer
 from helpers.desktop_services import TOOL_TIMEOUT, base_env, start_bus, stop_process
 from helpers.waiting import wait_for
 
@@ -37,58 +36,27 @@ from tray.desktop.idle.x11 import X11IdleTime
 Handler = Callable[[list[object]], tuple[str, list[object]]]
 
 
-class FakeService:
-    """One bus name, answering method calls from a table, on a thread and loop of its
-    own. ``methods`` maps (path, interface, member) to a function of the call's body
-    that returns the reply's (signature, body); anything else gets UnknownMethod."""
+class FakeService(FakeBusPeer):
+    """One bus name, answering only the method calls of a table: ``methods`` maps (path,
+    interface, member) to a function of the call's body that returns the reply's
+    (signature, body); anything else gets dbus-fast's own UnknownMethod. ``answered``
+    lists the calls it answered, as (interface, member)."""
 
     def __init__(self, address: str, name: str, methods: dict[tuple[str, str, str], Handler]):
         self.methods = methods
-        self.calls: list[tuple[str, str]] = []
-        self._loop = asyncio.new_event_loop()
-        self._bus: MessageBus | None = None
-        ready = threading.Event()
-        self._thread = threading.Thread(target=self._run, args=(address, name, ready), daemon=True)
-        self._thread.start()
-        assert ready.wait(TOOL_TIMEOUT), f"the fake {name} did not start"
+        self.answered: list[tuple[str, str]] = []
+        super().__init__(address, (name,))
 
-    def _run(self, address: str, name: str, ready: threading.Event) -> None:
-        async def main() -> None:
-            bus = await MessageBus(bus_address=address).connect()
-            bus.add_message_handler(self._answer)
-            await bus.request_name(name)
-            self._bus = bus
-            ready.set()
-            await bus.wait_for_disconnect()  # type: ignore[no-untyped-call]
-
-        # A disconnect at teardown ends main() with an error; nothing to report.
-        with contextlib.suppress(Exception):
-            self._loop.run_until_complete(main())
-
-    def _answer(self, message: Message) -> Message | None:
+    def _answer(self, message: Message) -> Message | bool | None:
         if message.message_type != MessageType.METHOD_CALL:
             return None
         key = (message.path or "", message.interface or "", message.member or "")
         handler = self.methods.get(key)
         if handler is None:
             return None
-        self.calls.append((key[1], key[2]))
+        self.answered.append((key[1], key[2]))
         signature, body = handler(list(message.body))
         return Message.new_method_return(message, signature, body)
-
-    def signal(
-        self, path: str, interface: str, member: str, signature: str, body: list[object]
-    ) -> None:
-        def send() -> None:
-            assert self._bus is not None
-            self._bus.send(Message.new_signal(path, interface, member, signature, body))
-
-        self._loop.call_soon_threadsafe(send)
-
-    def stop(self) -> None:
-        if self._bus is not None:
-            self._loop.call_soon_threadsafe(self._bus.disconnect)
-        self._thread.join(TOOL_TIMEOUT)
 
 
 class Changes:
@@ -208,9 +176,29 @@ def test_no_source_means_cannot_tell_and_nothing_is_reported(buses: tuple[str, s
     with _watch(0.5, env, changes) as watch:
         assert not watch.wait_ready()
         assert watch.describe() == "nothing"
-        time.sleep(1.0)  # longer than `after`: still nothing may be reported
+        _witness_after(0.5, env, session)
+        # Longer than `after` has passed on the monitor's loop: still nothing.
         assert changes.states == []
     assert probe(env) is None
+
+
+def _witness_after(after: float, env: dict[str, str], session: str) -> None:
+    """Return once ``after`` has passed on the bus loop of ``env``: a second monitor there,
+    polling a fake idle time that grows with the clock (from now), says away only then.
+    Its fake comes after the first monitor looked for sources, which does not see it."""
+    start = time.monotonic()
+
+    def idle_ms(_body: list[object]) -> tuple[str, list[object]]:
+        return "u", [int((time.monotonic() - start) * 1000)]
+
+    saver = FakeService(session, SAVER, {(SAVER_PATH, SAVER, "GetSessionIdleTime"): idle_ms})
+    witness = Changes()
+    try:
+        with _watch(after, env, witness, sources=(ScreenSaverIdleTime,)) as watch:
+            assert watch.wait_ready()
+            wait_for(witness.away, what=f"the witness to see {after} s pass")
+    finally:
+        saver.stop()
 
 
 SAVER = "org.freedesktop.ScreenSaver"
@@ -285,7 +273,7 @@ def test_the_monitor_tries_only_its_list_in_the_lists_order(
             assert (watch.lock_source, watch.idle_source) == (None, "x11")
             assert watch.describe() == "X11 idle time (MIT-SCREEN-SAVER)"
             wait_for(changes.away, 15.0, 0.05, "away by X11's idle time")
-            assert saver.calls == []
+            assert saver.answered == []
     finally:
         saver.stop()
 
@@ -419,6 +407,6 @@ def test_mutter_idle_monitor_fake_is_followed_by_its_watches(
                 wait_for(lambda: not changes.away(), 10.0, what="present on the active watch")
             assert [s.away for s in changes.states] == [True, False, True, False]
             # Signals alone: it never asked for the idle time again.
-            assert mutter.calls.count((MUTTER, "GetIdletime")) == 1
+            assert mutter.answered.count((MUTTER, "GetIdletime")) == 1
     finally:
         mutter.stop()

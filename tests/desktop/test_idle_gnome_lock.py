@@ -88,7 +88,7 @@ def test_gnome_screen_saver_fake_locks_and_unlocks(buses: tuple[str, str]) -> No
             _active_changed(gnome, "b", [False])
             wait_for(changes.present_again, 10.0, what="present on ActiveChanged(false)")
             assert [s.away for s in changes.states] == [True, False]
-            assert gnome.calls == [(GNOME, "GetActive")]
+            assert gnome.answered == [(GNOME, "GetActive")]
     finally:
         gnome.stop()
 
@@ -102,7 +102,7 @@ def test_an_answer_that_is_not_a_boolean_does_not_count(buses: tuple[str, str]) 
         with _watch(300.0, env, changes) as watch:
             assert not watch.wait_ready()
             assert watch.lock_source is None
-            assert gnome.calls == [(GNOME, "GetActive")]
+            assert gnome.answered == [(GNOME, "GetActive")]
         assert changes.states == []
     finally:
         gnome.stop()
@@ -131,7 +131,7 @@ def test_logind_answers_first_and_gnome_is_not_asked(buses: tuple[str, str]) -> 
         with _watch(300.0, env, Changes()) as watch:
             assert watch.wait_ready()
             assert watch.lock_source == "logind"
-        assert gnome.calls == []
+        assert gnome.answered == []
     finally:
         gnome.stop()
         logind.stop()
@@ -151,8 +151,8 @@ def test_the_shells_own_name_is_asked_before_the_relay(buses: tuple[str, str]) -
             wait_for(changes.away, 10.0, what="away while the shell's GetActive says true")
             shield.signal(GNOME_PATH, GNOME, "ActiveChanged", "b", [False])
             wait_for(changes.present_again, 10.0, what="present on the shell's (false)")
-        assert shield.calls == [(GNOME, "GetActive")]
-        assert relay.calls == []
+        assert shield.answered == [(GNOME, "GetActive")]
+        assert relay.answered == []
     finally:
         relay.stop()
         shield.stop()

@@ -38,6 +38,7 @@ from PIL import Image
 from desktop.test_idle import Changes
 from tray.core.view.overview import IconState
 from tray.desktop.idle import PresenceMonitor, probe
+from tray.protocol.state import State
 from tray.state.store import StateStore
 
 AFTER = 1.0  # seconds without input that count as away: short, for a quick test
@@ -143,7 +144,7 @@ def test_the_icon_is_in_plasmas_tray_in_its_states_colour_and_its_menu_lists_the
     plasma: Plasma, plasma_app: list[RunningApp], tmp_path: Path
 ) -> None:
     assert plasma.registered_items() == []
-    assert icon_in_panel(plasma, "working") is None  # nothing of the colour before
+    assert icon_in_panel(plasma, State.WORKING) is None  # nothing of the colour before
     now = time.time()
     store = StateStore(tmp_path / "state")
     store.ensure()
@@ -156,7 +157,7 @@ def test_the_icon_is_in_plasmas_tray_in_its_states_colour_and_its_menu_lists_the
     assert "tray backend: appindicator" in app.log
     name, path = wait_for(lambda: our_item(plasma), TIMEOUT, 0.05, "the item at kded5's watcher")
     left, top, right, bottom = panel_box(plasma)
-    box = wait_for_icon(plasma, "working", (name, path))
+    box = wait_for_icon(plasma, State.WORKING, (name, path))
     # In the panel, at its tray end (the right half), and no bigger than the panel.
     assert left + (right - left) // 2 <= box[0] and box[2] <= right, (box, panel_box(plasma))
     assert top <= box[1] and box[3] <= bottom and box[3] - box[1] <= bottom - top
@@ -168,7 +169,7 @@ def test_the_icon_is_in_plasmas_tray_in_its_states_colour_and_its_menu_lists_the
     store.write(
         replace(live_session("s-kde", blocked("Bash: ls", time.time()), now), name="kde-docs")
     )
-    shown = wait_for_icon(plasma, "blocked", (name, path))
+    shown = wait_for_icon(plasma, State.BLOCKED, (name, path))
     assert abs(shown[0] - box[0]) <= 4 and abs(shown[2] - box[2]) <= 4, (shown, box)
 
     def blocked_in_menu() -> list[str] | None:

@@ -19,7 +19,7 @@ import pytest
 from app.test_app_answer_desktop import CONFIG, SID, blocked_session, prompt
 from helpers.desktop_apps import TIMEOUT, start_app_process
 from helpers.desktop_services import BusMonitor, stop_process
-from helpers.launcher_end import LauncherEnd
+from helpers.fake_launcher import FakeLauncher
 from helpers.plasma import Plasma
 from helpers.plasma_input import FakePointer
 from helpers.plasma_popups import hover_button, new_popup, popups, settled_buttons
@@ -44,7 +44,7 @@ def test_a_click_on_plasmas_button_answers_exactly_that_prompt(
     env = dict(plasma.env)
     since = time.time() - 3  # settled: the launcher need not hold the answer
     blocked_session(tmp_path / "state", since)
-    end = LauncherEnd(tmp_path / "state", SID, (prompt(since),))
+    end = FakeLauncher(tmp_path / "state", SID, (prompt(since),))
     monitor = BusMonitor(env, tmp_path / "monitor.log")
     before = set(popups(plasma))
     app = start_app_process(env, tmp_path, CONFIG)

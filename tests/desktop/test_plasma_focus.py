@@ -38,7 +38,8 @@ from helpers.waiting import wait_for
 from tray.core.session.model import Session
 from tray.desktop.focus import focus_plan, focus_session
 from tray.desktop.focus.kwin import script
-from tray.state.store import StateStore, process_start_token
+from tray.state.liveness import process_start_token
+from tray.state.store import StateStore
 
 KONSOLE_WINDOW = "org.kde.konsole.Window"
 

@@ -41,9 +41,10 @@ from helpers.waiting import wait_for
 from PIL import Image
 
 from desktop.test_plasma import QUIET, SNI_ITEM, our_item, panel_box, wait_for_icon
-from tray.core.view.overview import AppMemory
+from tray.core.view.overview import Mutes
 from tray.desktop.tray_menu import PAUSE, RESUME, SNOOZE, UNSNOOZE
-from tray.state.marks_file import FILE_NAME, load_memory
+from tray.protocol.state import State
+from tray.state.marks_file import FILE_NAME, load_marks
 from tray.state.store import StateStore
 
 DBUSMENU = "com.canonical.dbusmenu"
@@ -256,9 +257,9 @@ def close_menus(plasma: Plasma, keyboard: FakeKeyboard) -> None:
     raise AssertionError(f"menus left open: {popups(plasma)}")
 
 
-def memory_of(app: RunningApp) -> AppMemory:
-    """What the app keeps in its own file beside the sessions (seen, paused, ...)."""
-    return load_memory(app.state_dir / FILE_NAME, logging.getLogger("test"))
+def memory_of(app: RunningApp) -> Mutes:
+    """The pause and the snoozes the app keeps in its own file beside the sessions."""
+    return load_marks(app.state_dir / FILE_NAME, logging.getLogger("test")).mutes
 
 
 @dataclass
@@ -289,7 +290,7 @@ def menu_run(plasma: Plasma, tmp_path: Path) -> Iterator[MenuRun]:
     try:
         assert "tray backend: appindicator" in app.log
         item = wait_for(lambda: our_item(plasma), TIMEOUT, 0.05, "the item at kded5's watcher")
-        icon = wait_for_icon(plasma, "blocked", item)
+        icon = wait_for_icon(plasma, State.BLOCKED, item)
         monitor_log = tmp_path / "dbus-monitor.log"
         monitor = start_monitor(plasma, monitor_log)
         try:

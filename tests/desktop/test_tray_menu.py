@@ -13,6 +13,20 @@ import pytest
 from tray.core.answers.target import APPROVE_LABEL, DENY_LABEL, AnswerTarget
 from tray.core.hosts.remote_sessions import clock_time
 from tray.core.view.overview import ChildRow, Overview, Row
+from tray.core.worker.user_actions import (
+    PAUSE_SECONDS,
+    Answer,
+    ClearFinished,
+    Copy,
+    Dismiss,
+    Focus,
+    MarkSeen,
+    Pause,
+    Resume,
+    Snooze,
+    Unsnooze,
+    UserAction,
+)
 from tray.desktop.tray_menu import (
     CHILD_INDENT,
     HEADER_WIDTH,
@@ -27,6 +41,7 @@ from tray.desktop.tray_menu import (
     row_header,
     shorten,
 )
+from tray.protocol.state import State
 
 NOW = 10_000.0
 ICON = object()  # stands in for the pystray.Icon that backends pass to actions
@@ -44,58 +59,33 @@ def pystray_without_display(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
 
 
 @dataclass
-class Recorder:
-    """A MenuActions that writes down every call."""
+class FakeMenuActions:
+    """The app as the menu reaches it: keeps what the items post. Its clock stands
+    where the test puts it, so an action's time shows it was taken at the click."""
 
     paused: bool = False
-    calls: list[tuple[str, ...]] = field(default_factory=list)
+    clock: float = NOW
+    posted: list[UserAction] = field(default_factory=list)
+    quits: int = 0
 
-    def mark_seen(self, session_id: str) -> None:
-        self.calls.append(("mark_seen", session_id))
+    def now(self) -> float:
+        return self.clock
 
-    def dismiss(self, session_id: str) -> None:
-        self.calls.append(("dismiss", session_id))
-
-    def copy_message(self, session_id: str) -> None:
-        self.calls.append(("copy_message", session_id))
-
-    def copy_record_message(self, session_id: str, record_id: str) -> None:
-        self.calls.append(("copy_record_message", session_id, record_id))
-
-    def focus(self, session_id: str) -> None:
-        self.calls.append(("focus", session_id))
-
-    def snooze_hour(self, session_id: str) -> None:
-        self.calls.append(("snooze_hour", session_id))
-
-    def unsnooze(self, session_id: str) -> None:
-        self.calls.append(("unsnooze", session_id))
-
-    def clear_finished(self) -> None:
-        self.calls.append(("clear_finished",))
-
-    def pause_hour(self) -> None:
-        self.calls.append(("pause_hour",))
-        self.paused = True
-
-    def resume(self) -> None:
-        self.calls.append(("resume",))
-        self.paused = False
+    def post(self, action: UserAction) -> None:
+        self.posted.append(action)
+        # As the app's worker would, for the Pause item to read.
+        if isinstance(action, Pause | Resume):
+            self.paused = isinstance(action, Pause)
 
     def quit(self) -> None:
-        self.calls.append(("quit",))
-
-    def answer(self, target: AnswerTarget, answer: str) -> None:
-        self.calls.append(
-            ("answer", target.session_id, target.record_id, str(target.since), answer)
-        )
+        self.quits += 1
 
 
 def make_row(session_id: str = "s1", **changes: Any) -> Row:
     row = Row(
         session_id=session_id,
         label="api · ~/src/api",
-        state="blocked",
+        state=State.BLOCKED,
         kind="question",
         since=NOW - 300,
         msg="Allow edits to config.toml?",
@@ -126,13 +116,13 @@ def find(menu: Any, text: str) -> Any:
 
 
 def test_no_sessions() -> None:
-    actions = Recorder()
+    actions = FakeMenuActions()
     menu = build_menu(overview(), actions, NOW)
     assert texts(menu) == [NO_SESSIONS, SEPARATOR, "Clear all finished", PAUSE, "Quit"]
     assert not find(menu, NO_SESSIONS).enabled
     assert not find(menu, "Clear all finished").enabled
     menu(ICON)  # a left click with no default does nothing
-    assert actions.calls == []
+    assert actions.posted == []
 
 
 def test_one_submenu_per_session_in_overview_order() -> None:
@@ -141,7 +131,7 @@ def test_one_submenu_per_session_in_overview_order() -> None:
         make_row("b", label="second", state="working", kind=None, msg=None),
         make_row("c", label="third", state="done", kind=None, alive=False, exit_code=0),
     )
-    menu = build_menu(overview(*rows), Recorder(), NOW)
+    menu = build_menu(overview(*rows), FakeMenuActions(), NOW)
     headers = [item.text for item in menu if item.submenu is not None]
     assert headers == [
         "first — blocked (question) 5m",
@@ -152,7 +142,7 @@ def test_one_submenu_per_session_in_overview_order() -> None:
 
 def test_submenu_items_follow_the_row() -> None:
     row = make_row("a", msg="x" * 200, focusable=True, unseen=False, alive=True)
-    submenu = find(build_menu(overview(row), Recorder(), NOW), row_header(row, NOW)).submenu
+    submenu = find(build_menu(overview(row), FakeMenuActions(), NOW), row_header(row, NOW)).submenu
     message = next(iter(submenu))
     assert message.text == "x" * (MESSAGE_WIDTH - 1) + "…"
     assert not message.enabled
@@ -169,7 +159,9 @@ def test_submenu_items_follow_the_row() -> None:
     }
 
     other = make_row("b", msg=None, focusable=False, unseen=True, alive=False, state="error")
-    submenu = find(build_menu(overview(other), Recorder(), NOW), row_header(other, NOW)).submenu
+    submenu = find(
+        build_menu(overview(other), FakeMenuActions(), NOW), row_header(other, NOW)
+    ).submenu
     enabled = {item.text: item.enabled for item in submenu}
     assert enabled == {
         "Focus": False,
@@ -182,61 +174,69 @@ def test_submenu_items_follow_the_row() -> None:
 
 
 def test_items_run_their_action_for_their_session() -> None:
-    actions = Recorder()
+    actions = FakeMenuActions()
     rows = (make_row("a", label="one"), make_row("b", label="two", unseen=True, alive=False))
     menu = build_menu(overview(*rows), actions, NOW)
     for row in rows:
         submenu = find(menu, row_header(row, NOW)).submenu
         for text in ("Focus", "Copy message", "Mark seen", SNOOZE, "Dismiss"):
             find(submenu, text)(ICON)
-    assert actions.calls == [
-        (name, sid)
+    assert actions.posted == [
+        action
         for sid in ("a", "b")
-        for name in ("focus", "copy_message", "mark_seen", "snooze_hour", "dismiss")
+        for action in (
+            Focus(sid),
+            Copy(sid),
+            MarkSeen(sid, NOW),
+            Snooze((sid,), NOW + PAUSE_SECONDS),
+            Dismiss(sid),
+        )
     ]
 
 
 def test_app_items() -> None:
-    actions = Recorder()
+    actions = FakeMenuActions()
     menu = build_menu(overview(make_row(state="done", alive=False)), actions, NOW)
     clear = find(menu, "Clear all finished")
     assert clear.enabled
     clear(ICON)
     find(menu, "Quit")(ICON)
-    assert actions.calls == [("clear_finished",), ("quit",)]
+    assert actions.posted == [ClearFinished()]
+    assert actions.quits == 1
 
 
 def test_pause_item_toggles_and_follows_the_state() -> None:
-    actions = Recorder()
+    actions = FakeMenuActions()
     menu = build_menu(overview(), actions, NOW)
+    actions.clock = NOW + 30  # the pause's hour runs from the click
     find(menu, PAUSE)(ICON)
-    assert actions.calls == [("pause_hour",)]
+    assert actions.posted == [Pause(NOW + 30 + PAUSE_SECONDS)]
     # The same menu object now offers to resume: the text is read when shown.
     find(menu, RESUME)(ICON)
-    assert actions.calls == [("pause_hour",), ("resume",)]
+    assert actions.posted == [Pause(NOW + 30 + PAUSE_SECONDS), Resume()]
     assert PAUSE in texts(menu)
 
-    paused = Recorder(paused=True)
+    paused = FakeMenuActions(paused=True)
     assert RESUME in texts(build_menu(overview(), paused, NOW))
 
 
 def test_left_click_focuses_the_most_urgent_session_when_it_can() -> None:
-    actions = Recorder()
+    actions = FakeMenuActions()
     rows = (make_row("urgent"), make_row("later"))
     menu = build_menu(overview(*rows), actions, NOW)
     menu(ICON)
-    assert actions.calls == [("focus", "urgent")]
+    assert actions.posted == [Focus("urgent")]
     # The default item is not shown twice: it lives in the session's submenu.
     assert "Focus" not in texts(menu)
 
-    actions = Recorder()
+    actions = FakeMenuActions()
     rows = (make_row("urgent", focusable=False), make_row("later"))
     build_menu(overview(*rows), actions, NOW)(ICON)
-    assert actions.calls == []
+    assert actions.posted == []
 
 
 def test_clear_is_disabled_when_nothing_finished() -> None:
-    menu = build_menu(overview(make_row(state="working", alive=True)), Recorder(), NOW)
+    menu = build_menu(overview(make_row(state="working", alive=True)), FakeMenuActions(), NOW)
     assert not find(menu, "Clear all finished").enabled
 
 
@@ -262,7 +262,7 @@ def child(record_id: str, **changes: Any) -> ChildRow:
     made = ChildRow(
         record_id=record_id,
         label=record_id,
-        state="working",
+        state=State.WORKING,
         kind=None,
         progress=None,
         msg=None,
@@ -280,7 +280,7 @@ def test_children_sit_indented_under_their_session_in_order() -> None:
         make_row("a", label="api", children=kids, more_children=3),
         make_row("b", label="docs", state="working", kind=None, msg=None),
     )
-    menu = build_menu(overview(*rows), Recorder(), NOW)
+    menu = build_menu(overview(*rows), FakeMenuActions(), NOW)
     assert texts(menu)[:5] == [
         "api — blocked (question) 5m",
         CHILD_INDENT + "tests — blocked (permission) 2m · approve rm -rf build",
@@ -295,7 +295,7 @@ def test_children_sit_indented_under_their_session_in_order() -> None:
 
 def test_a_child_line_has_focus_and_copy_for_its_own_message() -> None:
     kids = (child("t1", label="tests", msg="approve rm"), child("t2", label="lint"))
-    actions = Recorder()
+    actions = FakeMenuActions()
     row = make_row("a", children=kids, focusable=True)
     menu = build_menu(overview(row), actions, NOW)
     first = find(menu, child_line(kids[0], NOW)).submenu
@@ -304,10 +304,10 @@ def test_a_child_line_has_focus_and_copy_for_its_own_message() -> None:
     find(first, "Copy message")(ICON)
     second = find(menu, child_line(kids[1], NOW)).submenu
     assert {item.text: item.enabled for item in second} == {"Focus": True, "Copy message": False}
-    assert actions.calls == [("focus", "a"), ("copy_record_message", "a", "t1")]
+    assert actions.posted == [Focus("a"), Copy("a", "t1")]
 
     unfocusable = make_row("b", children=kids, focusable=False)
-    menu = build_menu(overview(unfocusable), Recorder(), NOW)
+    menu = build_menu(overview(unfocusable), FakeMenuActions(), NOW)
     assert not find(find(menu, child_line(kids[0], NOW)).submenu, "Focus").enabled
 
 
@@ -343,29 +343,43 @@ def test_a_long_label_gives_way_to_the_markers() -> None:
     assert header.endswith(f"· needs you · snoozed until {clock_time(NOW + 60)}")
 
 
-def test_clock_time_is_local_hours_and_minutes() -> None:
-    assert clock_time(NOW) == time.strftime("%H:%M", time.localtime(NOW))
+def test_clock_time_is_local_hours_and_minutes(monkeypatch: pytest.MonkeyPatch) -> None:
+    # NOW is 02:46:40 UTC on 1 January 1970, 12:46:40 in a zone ten hours ahead: the
+    # local hours and minutes, two digits each, and the seconds dropped, not rounded.
+    try:
+        monkeypatch.setenv("TZ", "UTC")
+        time.tzset()
+        assert clock_time(NOW) == "02:46"
+        monkeypatch.setenv("TZ", "XYZ-10")
+        time.tzset()
+        assert clock_time(NOW) == "12:46"
+        assert clock_time(NOW + 19) == "12:46"
+        assert clock_time(NOW + 20) == "12:47"
+    finally:
+        monkeypatch.undo()
+        time.tzset()
 
 
 def test_mark_seen_clears_a_bell() -> None:
-    actions = Recorder()
+    actions = FakeMenuActions()
     row = make_row("a", state="working", needs_you=True, unseen=False)
     submenu = find(build_menu(overview(row), actions, NOW), row_header(row, NOW)).submenu
     mark = find(submenu, "Mark seen")
     assert mark.enabled
+    actions.clock = NOW + 5  # seen when clicked, not when the menu was built
     mark(ICON)
-    assert actions.calls == [("mark_seen", "a")]
+    assert actions.posted == [MarkSeen("a", NOW + 5)]
 
 
 def test_a_snoozed_session_offers_unsnooze() -> None:
-    actions = Recorder()
+    actions = FakeMenuActions()
     row = make_row("a", snoozed_until=NOW + 600)
     submenu = find(build_menu(overview(row), actions, NOW), row_header(row, NOW)).submenu
     assert SNOOZE not in texts(submenu)
     unsnooze = find(submenu, UNSNOOZE)
     assert unsnooze.enabled
     unsnooze(ICON)
-    assert actions.calls == [("unsnooze", "a")]
+    assert actions.posted == [Unsnooze("a")]
 
 
 # Answering: Approve and Deny on a prompt tray can answer, naming the prompt shown.
@@ -374,23 +388,22 @@ def test_a_snoozed_session_offers_unsnooze() -> None:
 def test_a_prompt_tray_can_answer_has_approve_and_deny_for_that_prompt() -> None:
     target = AnswerTarget("a", "", NOW - 40)
     row = make_row("a", kind="permission", answer=target)
-    actions = Recorder()
+    actions = FakeMenuActions()
     submenu = find(build_menu(overview(row), actions, NOW), row_header(row, NOW)).submenu
     shown = texts(submenu)
     assert shown[2:4] == [APPROVE_LABEL, DENY_LABEL]  # after the message, before Focus
     assert find(submenu, APPROVE_LABEL).enabled and find(submenu, DENY_LABEL).enabled
     find(submenu, APPROVE_LABEL)(ICON)
     find(submenu, DENY_LABEL)(ICON)
-    since = str(NOW - 40)
-    assert actions.calls == [
-        ("answer", "a", "", since, "approve"),
-        ("answer", "a", "", since, "deny"),
+    assert actions.posted == [
+        Answer("a", "", NOW - 40, "approve"),
+        Answer("a", "", NOW - 40, "deny"),
     ]
 
 
 def test_a_prompt_tray_cannot_answer_has_neither() -> None:
     row = make_row("a", kind="question")
-    submenu = find(build_menu(overview(row), Recorder(), NOW), row_header(row, NOW)).submenu
+    submenu = find(build_menu(overview(row), FakeMenuActions(), NOW), row_header(row, NOW)).submenu
     assert APPROVE_LABEL not in texts(submenu) and DENY_LABEL not in texts(submenu)
 
 
@@ -401,10 +414,10 @@ def test_a_child_prompt_is_answered_for_its_own_record() -> None:
         child("agent/2", state="blocked", kind="permission", msg="approve rm", answer=target),
     )
     row = make_row("a", state="working", kind=None, msg=None, children=kids)
-    actions = Recorder()
+    actions = FakeMenuActions()
     menu = build_menu(overview(row), actions, NOW)
     assert APPROVE_LABEL not in texts(find(menu, row_header(row, NOW)).submenu)
     assert APPROVE_LABEL not in texts(find(menu, child_line(kids[0], NOW)).submenu)
     second = find(menu, child_line(kids[1], NOW)).submenu
     find(second, DENY_LABEL)(ICON)
-    assert actions.calls == [("answer", "a", "agent/2", str(NOW - 7), "deny")]
+    assert actions.posted == [Answer("a", "agent/2", NOW - 7, "deny")]

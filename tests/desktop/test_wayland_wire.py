@@ -159,7 +159,7 @@ def test_any_other_socket_is_refused(env: dict[str, str]) -> None:
 # -- a connection whose compositor is the test --------------------------------------------
 
 
-class Compositor:
+class FakeWireCompositor:
     """The other end of a socket pair: reads the client's requests, writes events."""
 
     def __init__(self, end: socket.socket) -> None:
@@ -178,18 +178,18 @@ class Compositor:
 
 
 @pytest.fixture
-def pair() -> Iterator[tuple[WaylandConnection, Compositor]]:
+def pair() -> Iterator[tuple[WaylandConnection, FakeWireCompositor]]:
     client_end, server_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     connection = WaylandConnection(client_end)
     try:
-        yield connection, Compositor(server_end)
+        yield connection, FakeWireCompositor(server_end)
     finally:
         connection.close()
         server_end.close()
 
 
 def test_a_roundtrip_reads_the_registry_and_binding_sends_name_interface_version_id(
-    pair: tuple[WaylandConnection, Compositor],
+    pair: tuple[WaylandConnection, FakeWireCompositor],
 ) -> None:
     connection, compositor = pair
     (get_registry,) = compositor.requests(1)
@@ -228,7 +228,7 @@ def test_a_roundtrip_reads_the_registry_and_binding_sends_name_interface_version
 
 
 def test_fds_that_come_with_events_are_closed(
-    pair: tuple[WaylandConnection, Compositor],
+    pair: tuple[WaylandConnection, FakeWireCompositor],
 ) -> None:
     connection, compositor = pair
     compositor.requests(1)
@@ -248,7 +248,7 @@ def test_fds_that_come_with_events_are_closed(
 
 
 def test_a_protocol_error_and_the_compositor_leaving_are_wayland_errors(
-    pair: tuple[WaylandConnection, Compositor],
+    pair: tuple[WaylandConnection, FakeWireCompositor],
 ) -> None:
     connection, compositor = pair
     compositor.requests(1)
@@ -263,7 +263,7 @@ def test_a_protocol_error_and_the_compositor_leaving_are_wayland_errors(
 
 
 def test_a_compositor_that_hangs_up_ends_the_connection(
-    pair: tuple[WaylandConnection, Compositor],
+    pair: tuple[WaylandConnection, FakeWireCompositor],
 ) -> None:
     connection, compositor = pair
     compositor.requests(1)  # unread, they would make it a reset rather than an end
@@ -279,7 +279,7 @@ def test_no_compositor_at_the_socket_is_a_one_line_error() -> None:
 
 
 def test_the_registry_forgets_a_removed_global(
-    pair: tuple[WaylandConnection, Compositor],
+    pair: tuple[WaylandConnection, FakeWireCompositor],
 ) -> None:
     connection, compositor = pair
     compositor.requests(1)

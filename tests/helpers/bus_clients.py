@@ -41,33 +41,38 @@ def client_pids(address: str, exclude: set[int]) -> list[int]:
     except GLib.Error:
         return []
     try:
-
-        def bus(method: str, args: Any, reply: str) -> Any:
-            return connection.call_sync(
-                "org.freedesktop.DBus",
-                "/org/freedesktop/DBus",
-                "org.freedesktop.DBus",
-                method,
-                args,
-                GLib.VariantType(reply),
-                Gio.DBusCallFlags.NONE,
-                int(TOOL_TIMEOUT * 1000),
-                None,
-            ).unpack()
-
-        pids = set()
-        (names,) = bus("ListNames", None, "(as)")
-        for name in names:
-            if not name.startswith(":") or name == connection.get_unique_name():
-                continue
-            try:
-                (pid,) = bus("GetConnectionUnixProcessID", GLib.Variant("(s)", (name,)), "(u)")
-            except GLib.Error:
-                continue  # it left meanwhile
-            pids.add(int(pid))
-        return sorted(pids - exclude)
+        return sorted(set(_connections(connection).values()) - exclude)
     finally:
         connection.close_sync(None)
+
+
+def _connections(connection: Any) -> dict[str, int]:
+    """Each connection on the bus (its unique name) and its process, but ``connection``."""
+
+    def bus(method: str, args: Any, reply: str) -> Any:
+        return connection.call_sync(
+            "org.freedesktop.DBus",
+            "/org/freedesktop/DBus",
+            "org.freedesktop.DBus",
+            method,
+            args,
+            GLib.VariantType(reply),
+            Gio.DBusCallFlags.NONE,
+            int(TOOL_TIMEOUT * 1000),
+            None,
+        ).unpack()
+
+    found = {}
+    (names,) = bus("ListNames", None, "(as)")
+    for name in names:
+        if not name.startswith(":") or name == connection.get_unique_name():
+            continue
+        try:
+            (pid,) = bus("GetConnectionUnixProcessID", GLib.Variant("(s)", (name,)), "(u)")
+        except GLib.Error:
+            continue  # it left meanwhile
+        found[name] = int(pid)
+    return found
 
 
 def stop_pids(pids: list[int]) -> None:
@@ -95,3 +100,13 @@ def alive(pid: int) -> bool:
         return False
     # The state follows the command's closing parenthesis.
     return stat[stat.rindex(")") + 2 :][:1] not in ("Z", "X")
+
+
+def connections_of(address: str, pid: int) -> list[str]:
+    """The unique names of ``pid``'s connections to the bus at ``address``, besides the
+    one this opens to ask."""
+    connection = connect(address)
+    try:
+        return sorted(name for name, owner in _connections(connection).items() if owner == pid)
+    finally:
+        connection.close_sync(None)

@@ -1,10 +1,15 @@
-"""Bytes and text as the tests build them: splits of a stream, base64 fields."""
+"""Bytes and text as the tests build them: splits of a stream, base64 fields; and where
+the committed test data lives."""
 
 from __future__ import annotations
 
 import base64
 import itertools
 from collections.abc import Sequence
+from pathlib import Path
+
+# tests/data: the captures and the agents' recordings.
+DATA = Path(__file__).resolve().parent.parent / "data"
 
 
 def split_at(data: bytes, cuts: Sequence[int]) -> list[bytes]:

@@ -16,7 +16,7 @@ import select
 import subprocess
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -492,14 +492,15 @@ def _dict(value: object) -> dict[object, object]:
 
 
 class BusMonitor:
-    """dbus-monitor on the org.freedesktop.Notifications interface, already attached."""
+    """dbus-monitor on the org.freedesktop.Notifications interface, and on what the match
+    rules ``also`` name besides, already attached."""
 
-    def __init__(self, env: Mapping[str, str], log: Path) -> None:
+    def __init__(self, env: Mapping[str, str], log: Path, also: Sequence[str] = ()) -> None:
         self._env = dict(env)
         self._lines: list[str] = []
         self._lock = threading.Lock()
         self.proc: subprocess.Popen[str] = _popen(
-            ["dbus-monitor", f"interface='{NOTIFICATIONS}'"],
+            ["dbus-monitor", f"interface='{NOTIFICATIONS}'", *also],
             env,
             log,
             stdout=subprocess.PIPE,

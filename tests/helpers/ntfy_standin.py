@@ -7,7 +7,9 @@ event, the cached messages after ``since``, then new ones as they come, and a ke
 line whenever it has been quiet), ``poll=1``, ``since`` (``all``, ``none``, a unix time or
 a message id; not ``latest`` nor durations), and an access token (``Authorization: Bearer
 tk_...``; without it, ntfy's JSON 401). Its cache outlives a stop, as ntfy's cache file
-does a restart. Not here: accounts, ACLs, attachments, rate limits, SSE or WebSockets.
+does a restart. It speaks https when given a TLS context (:func:`tls_contexts` makes a
+certificate for 127.0.0.1 with openssl). Not here: accounts, ACLs, attachments, rate
+limits, SSE or WebSockets.
 """
 
 from __future__ import annotations
@@ -20,12 +22,15 @@ import re
 import secrets
 import select
 import socket
+import ssl
+import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from types import TracebackType
-from typing import cast
+from typing import Any, cast
 from urllib.parse import parse_qsl, urlsplit
 
 TOPIC = re.compile(r"[-_A-Za-z0-9]{1,64}")
@@ -67,11 +72,54 @@ def _line(event: dict[str, object]) -> bytes:
     return json.dumps(event, separators=(",", ":")).encode() + b"\n"
 
 
+def tls_contexts(directory: Path) -> tuple[ssl.SSLContext, ssl.SSLContext]:
+    """A server's TLS context with a new certificate for 127.0.0.1, and a client's that
+    trusts that certificate alone (hostnames checked, as the system's would be)."""
+    key, certificate = directory / "key.pem", directory / "certificate.pem"
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+            "-keyout",
+            str(key),
+            "-out",
+            str(certificate),
+        ],
+        capture_output=True,
+        timeout=60,
+        check=True,
+    )
+    server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server.load_cert_chain(certificate, key)
+    client = ssl.create_default_context(cafile=str(certificate))
+    return server, client
+
+
 class FakeNtfy:
     """A fake ntfy server on 127.0.0.1 (port 0 at first, the same port after a restart)."""
 
-    def __init__(self, token: str | None = None, *, prefix: str = "", keepalive: float = 45.0):
+    def __init__(
+        self,
+        token: str | None = None,
+        *,
+        prefix: str = "",
+        keepalive: float = 45.0,
+        tls: ssl.SSLContext | None = None,
+    ):
         self.token = token
+        self.tls = tls
         self.prefix = prefix.rstrip("/")
         self.keepalive = keepalive
         self.message_limit = 4096  # ntfy's message-size-limit setting, 4 KiB unless raised
@@ -127,7 +175,8 @@ class FakeNtfy:
         server = _Server(("127.0.0.1", self.port), _Handler)
         server.fake = self
         self.port = int(server.server_address[1])
-        self.url = f"http://127.0.0.1:{self.port}{self.prefix}"
+        scheme = "http" if self.tls is None else "https"
+        self.url = f"{scheme}://127.0.0.1:{self.port}{self.prefix}"
         self._server = server
         threading.Thread(target=server.serve_forever, daemon=True).start()
         return self
@@ -186,6 +235,16 @@ class FakeNtfy:
 
 class _Server(ThreadingHTTPServer):
     fake: FakeNtfy
+
+    def finish_request(
+        self, request: socket.socket | tuple[bytes, socket.socket], client_address: Any
+    ) -> None:
+        if self.fake.tls is None or not isinstance(request, socket.socket):
+            return super().finish_request(request, client_address)
+        # The handshake on the request's own thread, not the one that accepts.
+        with self.fake.tls.wrap_socket(request, server_side=True) as wrapped:
+            super().finish_request(wrapped, client_address)
+        return None
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -294,4 +353,6 @@ class _Handler(BaseHTTPRequestHandler):
         # ntfy sees a subscriber leave at once (Go ends the request's context); a write
         # would find out only at the next keepalive.
         readable, _, _ = select.select([self.connection], [], [], 0)
-        return bool(readable) and self.connection.recv(1, socket.MSG_PEEK) == b""
+        # The raw socket's: TLS's recv takes no flags.
+        peek = socket.socket.recv(self.connection, 1, socket.MSG_PEEK) if readable else None
+        return peek == b""

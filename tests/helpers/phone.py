@@ -27,6 +27,7 @@ from helpers.waiting import wait_for
 from tray.core.session.model import Session
 from tray.protocol.records import Record
 from tray.protocol.report import Report, encode_sequence
+from tray.protocol.state import State
 from tray.state.store import StateStore
 
 Message = dict[str, object]
@@ -177,7 +178,7 @@ while True:
 
 def prompt_report(msg: str) -> Report:
     # An app whose keys tray knows (claude-code: 1 approves, Esc denies): answerable.
-    return Report("blocked", "", "permission", None, "claude-code", None, msg)
+    return Report(State.BLOCKED, "", "permission", None, "claude-code", None, msg)
 
 
 class PromptProgram:

@@ -11,6 +11,7 @@ from tray.core.policy.observe import Observation
 from tray.core.policy.wording import Ping
 from tray.core.session.model import Attention, Session
 from tray.protocol.records import Record
+from tray.protocol.state import State
 
 START = 1_000_020.0  # an exact multiple of 60, so local minutes are easy to read
 BLOCKED = frozenset({"blocked"})
@@ -58,7 +59,7 @@ def obs(
     return Observation(
         session_id=session_id,
         label=label or f"claude-code · {session_id}",
-        state=state,
+        state=None if state is None else State(state),
         kind=kind if state == "blocked" else None,
         msg=msg,
         exit_code=exit_code,
@@ -123,7 +124,7 @@ def record(
     at: float = START,
     since: float | None = None,
 ) -> Record:
-    return Record(record_id, state, kind, None, "claude-code", title, msg, at, since)
+    return Record(record_id, State(state), kind, None, "claude-code", title, msg, at, since)
 
 
 def run_until(

@@ -8,7 +8,7 @@ import os
 import socket
 import subprocess
 
-from tray.state.store import process_start_token
+from tray.state.liveness import process_start_token
 
 
 def dead_process() -> tuple[int, str]:

@@ -11,7 +11,8 @@ from typing import Any
 
 from tray.core.session.model import Session
 from tray.protocol.records import Record
-from tray.state.store import process_start_token
+from tray.protocol.state import State
+from tray.state.liveness import process_start_token
 
 
 def live_session(
@@ -39,17 +40,17 @@ def live_session(
 
 
 def blocked(msg: str, now: float) -> tuple[Record, ...]:
-    return (Record("", "blocked", "permission", None, "agent", None, msg, now),)
+    return (Record("", State.BLOCKED, "permission", None, "agent", None, msg, now),)
 
 
 def working(now: float, msg: str | None = None) -> tuple[Record, ...]:
-    return (Record("", "working", None, None, "agent", None, msg, now),)
+    return (Record("", State.WORKING, None, None, "agent", None, msg, now),)
 
 
 def make_record(record_id: str, state: str, at: float, **fields: Any) -> Record:
     values: dict[str, Any] = dict.fromkeys(("kind", "progress", "app", "title", "msg"))
     values.update(fields)
-    return Record(id=record_id, state=state, updated_at=at, **values)
+    return Record(id=record_id, state=State(state), updated_at=at, **values)
 
 
 def make_session(session_id: str, started_at: float, **changes: Any) -> Session:

@@ -15,7 +15,6 @@ import shlex
 import signal
 import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,12 +25,14 @@ from helpers.tray_cli import tray_argv
 from helpers.waiting import wait_for
 from tray.core.hosts.ssh_commands import HostConfig
 from tray.core.session.model import Session
-from tray.protocol.records import Record
-from tray.state.store import StateStore, process_start_token
+from tray.state.store import StateStore
 
 SSHD = "/usr/sbin/sshd"
 PROJECT_ROOT = Path(tray.__file__).resolve().parent.parent
 START_TIMEOUT = 15.0
+START_ATTEMPTS = 5
+# What sshd logs when another process holds its port.
+PORT_TAKEN = "Address already in use"
 
 
 def free_port() -> int:
@@ -68,11 +69,12 @@ def processes_with_environ(needle: bytes) -> list[int]:
 
 @dataclass
 class Sshd:
-    """One sshd on a fixed port; :meth:`kill` drops it with every connection it holds."""
+    """One sshd on a port of its own; :meth:`kill` drops it with every connection it holds."""
 
     root: Path
     port: int = field(default_factory=free_port)
     proc: subprocess.Popen[bytes] | None = None
+    started: bool = False
 
     def __post_init__(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
@@ -85,11 +87,18 @@ class Sshd:
         (self.root / "authorized_keys").write_text(
             (self.root / "user_ed25519.pub").read_text(encoding="utf-8"), encoding="utf-8"
         )
+        self.config = self.root / "sshd_config"
+        self._configure()
+        if os.geteuid() == 0:
+            # Privilege separation needs it; Debian's service makes it at boot.
+            Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
+
+    def _configure(self) -> None:
+        """The config and the client's known_hosts, for ``self.port``."""
         public = (self.root / "host_ed25519.pub").read_text(encoding="utf-8").split()
         self.known_hosts.write_text(
             f"[127.0.0.1]:{self.port} {public[0]} {public[1]}\n", encoding="utf-8"
         )
-        self.config = self.root / "sshd_config"
         self.config.write_text(
             "\n".join(
                 [
@@ -110,17 +119,43 @@ class Sshd:
                     "MaxStartups 100",
                     "MaxSessions 100",
                     "LogLevel INFO",
+                    # Each login runs the user's shell start-up, which on a machine with
+                    # pyenv rehashes its shims under a lock file; a login ended mid-rehash
+                    # leaves that lock behind, and every later login then waits its 60 s.
+                    # Our logins need no rehash: give it up at once instead of waiting.
+                    "SetEnv PYENV_REHASH_TIMEOUT=0",
                     "",
                 ]
             ),
             encoding="utf-8",
         )
-        if os.geteuid() == 0:
-            # Privilege separation needs it; Debian's service makes it at boot.
-            Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
 
     def start(self) -> None:
+        """Start sshd and return once it listens on ``self.port``.
+
+        sshd cannot bind port 0 and say which port it got, so the port is one that was
+        free when chosen, and another process (a test on another worker) may take it
+        first. Only sshd's own log can tell which happened, so it is read rather than the
+        port probed (a probe could meet another worker's sshd): it says it listens, or
+        that it could not bind, and then the first start tries a new port. A restart keeps
+        its port, which the test's clients already know.
+        """
+        attempts = 1 if self.started else START_ATTEMPTS
+        for _ in range(attempts):
+            if self._start_once():
+                self.started = True
+                return
+            self.port = free_port()
+            self._configure()
+        raise RuntimeError(f"sshd found no free port in {attempts} tries: {self._log_text()}")
+
+    def _log_text(self) -> str:
+        return self.log.read_text(errors="replace") if self.log.exists() else ""
+
+    def _start_once(self) -> bool:
+        """True once sshd listens; False when its port was taken (and it has exited)."""
         assert self.proc is None or self.proc.poll() is not None
+        offset = self.log.stat().st_size if self.log.exists() else 0
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(
                 [SSHD, "-D", "-e", "-f", str(self.config)],
@@ -130,18 +165,22 @@ class Sshd:
                 start_new_session=True,
             )
         proc = self.proc
+        listening = f"Server listening on 127.0.0.1 port {self.port}."
 
-        def greets() -> bool:
+        def outcome() -> str | None:
+            with open(self.log, "rb") as log:
+                log.seek(offset)
+                said = log.read().decode(errors="replace")
+            if listening in said:
+                return "listening"
             if proc.poll() is not None:
-                raise RuntimeError(f"sshd exited: {self.log.read_text(errors='replace')}")
-            with (
-                contextlib.suppress(OSError),
-                socket.create_connection(("127.0.0.1", self.port), timeout=1) as probe,
-            ):
-                return probe.recv(4).startswith(b"SSH-")
-            return False
+                return "taken" if PORT_TAKEN in said else f"exited: {said}"
+            return None
 
-        wait_for(greets, START_TIMEOUT, interval=0.05, what=f"sshd to listen on {self.port}")
+        found = wait_for(outcome, START_TIMEOUT, interval=0.05, what=f"sshd on {self.port}")
+        if found.startswith("exited"):
+            raise RuntimeError(f"sshd {found}")
+        return found == "listening"
 
     def kill(self) -> None:
         """sshd and every connection it holds, at once, as a crash or a reboot would."""
@@ -286,49 +325,6 @@ def hosts_toml(*hosts: HostConfig) -> str:
 def client_environ() -> dict[str, str]:
     """This user's environment without an agent: only the test's key is offered."""
     return {k: v for k, v in os.environ.items() if k not in ("SSH_AUTH_SOCK", "SSH_AGENT_PID")}
-
-
-def make_session(
-    session_id: str,
-    state: str = "blocked",
-    *,
-    msg: str | None = "approve Bash: touch notes.txt",
-    name: str = "api",
-    alive: bool = True,
-    now: float | None = None,
-) -> Session:
-    """A session whose launcher is this process, so it counts as running."""
-    moment = time.time() if now is None else now
-    records: tuple[Record, ...] = ()
-    if state != "launcher":
-        records = (
-            Record(
-                id="",
-                state=state,
-                kind="permission" if state == "blocked" else None,
-                progress=None,
-                app="claude-code",
-                title=None,
-                msg=msg,
-                updated_at=moment,
-            ),
-        )
-    return Session(
-        id=session_id,
-        name=name,
-        command=("claude",),
-        cwd="/home/me/api",
-        pid=os.getpid() if alive else 2**22 + 7,
-        child_pid=None,
-        started_at=moment - 10,
-        updated_at=moment,
-        alive=alive,
-        exit_code=None if alive else 0,
-        source="program" if records else "launcher",
-        records=records,
-        pid_start=process_start_token(os.getpid()) if alive else None,
-        name_given=True,
-    )
 
 
 @contextlib.contextmanager

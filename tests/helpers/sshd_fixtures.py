@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.sshd import SSHD, Remote, Sshd, host_config
+from helpers.sshd import SSHD, Remote, Sshd, host_config, run_tmux
 from helpers.waiting import wait_for
 from tray.core.hosts.remote_sessions import HostStatus, RemoteState
 from tray.core.hosts.ssh_commands import HostConfig
@@ -85,6 +86,19 @@ def remote(tmp_path: Path) -> Remote:
 @pytest.fixture
 def host(sshd: Sshd, remote: Remote) -> HostConfig:
     return host_config(sshd, remote)
+
+
+@pytest.fixture
+def tmux_socket(tmp_path: Path) -> Iterator[Path]:
+    """A tmux server of the test's own, with one session ("work"), as the host's user runs it."""
+    if shutil.which("tmux") is None:
+        pytest.fail("needs tmux (make test installs it)")
+    socket = tmp_path / "tmux.sock"
+    run_tmux(socket, "new-session", "-d", "-s", "work", "-x", "100", "-y", "30")
+    try:
+        yield socket
+    finally:
+        subprocess.run(["tmux", "-S", str(socket), "kill-server"], timeout=10, check=False)
 
 
 @pytest.fixture

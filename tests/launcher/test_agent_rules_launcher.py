@@ -15,11 +15,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from helpers.launcher_terminal import TIMEOUT, Job, launcher_argv, only_session, sessions
 from helpers.tray_cli import tray_argv
 
-from launcher.conftest import TIMEOUT, Job, launcher_argv, only_session, sessions
 from tray.core.session.model import Session
 from tray.protocol.report import Report, encode_sequence
+from tray.protocol.state import State
 
 RULES = """
 name = "Demo agent"
@@ -98,7 +99,7 @@ def _start(job_runner: Callable[..., Job], tmp_path: Path, *stages: bytes) -> tu
     reads.touch()
     argv = ["demo-agent", str(reads), *(s.hex() for s in (b"", *stages))]
     job = job_runner(launcher_argv(argv))
-    log = tmp_path / "state" / "launcher.log"  # the state directory of tray_env
+    log = Path(job.terminal.environ["TRAY_STATE_DIR"]) / "launcher.log"
     job.wait(
         lambda: log.exists() and "agent demo-agent: reading" in log.read_text(),
         "the launcher to read the agent's rules",
@@ -213,8 +214,8 @@ def test_a_prompt_on_the_screen_lasts_until_the_users_key(
 def test_once_the_program_reports_for_itself_its_rules_stop(
     job_runner: Callable[..., Job], tmp_path: Path, state_dir: Path
 ) -> None:
-    report = encode_sequence(Report("working", app="demo-agent", msg="own words"))
-    later = encode_sequence(Report("working", "later"))
+    report = encode_sequence(Report(State.WORKING, app="demo-agent", msg="own words"))
+    later = encode_sequence(Report(State.WORKING, "later"))
     job, _ = _start(job_runner, tmp_path, report, title("Approve? x") + later)
     found = job.wait(lambda: _root(state_dir), "the reported record")
     assert found[1:] == ("working", None, "own words")
@@ -236,9 +237,9 @@ def test_once_the_program_reports_for_itself_its_rules_stop(
 def test_a_hooks_report_outranks_the_title_and_the_programs_own_outranks_the_hook(
     job_runner: Callable[..., Job], tmp_path: Path, state_dir: Path
 ) -> None:
-    hook = encode_sequence(Report("blocked", kind="permission", app="demo-agent", msg="hook"))
+    hook = encode_sequence(Report(State.BLOCKED, kind="permission", app="demo-agent", msg="hook"))
     hook = hook[:-1] + b":via=hook" + hook[-1:]
-    own = encode_sequence(Report("working", app="demo-agent", msg="own"))
+    own = encode_sequence(Report(State.WORKING, app="demo-agent", msg="own"))
     job, _ = _start(job_runner, tmp_path, title("Working"), hook + title("Ready"), own + hook)
     _wait_state(job, state_dir, "working")
     _next(job)
@@ -262,9 +263,9 @@ def test_where_hooks_do_not_outrank_the_rules_the_title_still_counts(
     rules.write_text(
         RULES.replace('checked = "1"\n', 'checked = "1"\nhooks_outrank_rules = false\n', 1)
     )
-    hook = encode_sequence(Report("blocked", kind="permission", app="demo-agent", msg="hook"))
+    hook = encode_sequence(Report(State.BLOCKED, kind="permission", app="demo-agent", msg="hook"))
     hook = hook[:-1] + b":via=hook" + hook[-1:]
-    own = encode_sequence(Report("working", app="demo-agent", msg="own"))
+    own = encode_sequence(Report(State.WORKING, app="demo-agent", msg="own"))
     job, _ = _start(
         job_runner,
         tmp_path,

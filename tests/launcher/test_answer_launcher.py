@@ -21,14 +21,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from helpers.launcher_terminal import TIMEOUT, Job, launcher_argv, run_piped, sessions
 from helpers.processes import ask_as_nobody
 from helpers.tray_cli import tray_argv
 from helpers.waiting import wait_for
 
-from launcher.conftest import TIMEOUT, Job, launcher_argv, run_piped, sessions
 from tray.core.session.model import Session
 from tray.protocol.records import Record
 from tray.protocol.report import Report, encode_sequence
+from tray.protocol.state import State
 from tray.state.store import StateStore
 
 # argv: the log of reads, the report to send (hex), "stream" to keep writing output.
@@ -54,7 +55,7 @@ while True:
 
 
 def _report(msg: str | None = None) -> bytes:
-    return encode_sequence(Report("blocked", "", "permission", None, "claude-code", None, msg))
+    return encode_sequence(Report(State.BLOCKED, "", "permission", None, "claude-code", None, msg))
 
 
 def _start(

@@ -8,6 +8,7 @@ real sockets in threads, or forked processes running as ``nobody``.
 from __future__ import annotations
 
 import json
+import math
 import os
 import select
 import socket
@@ -15,7 +16,7 @@ import stat
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -23,26 +24,23 @@ from helpers.answer_keys import SHIPPED_SETTINGS
 from helpers.processes import ask_as_nobody
 
 from tray.core.answers.gate import SETTLE, Decision, Request, decide
-from tray.launcher.answer_socket import (
+from tray.launcher.answer_socket import AnswerHandler, AnswerSocket
+from tray.launcher.loop_seat import LoopGuest
+from tray.protocol.records import Record
+from tray.protocol.state import State
+from tray.state.answer_channel import (
     HOLD_LIMIT,
     MAX_REQUEST,
     REQUEST_TIMEOUT,
-    AnswerSocket,
-    parse_request,
-    send_answer,
     socket_path,
 )
-from tray.protocol.records import Record
-
-# No single call may take this long: a blocking one would take a timeout's seconds, and
-# the margin is for a loaded machine of 2 cores.
-STALL = 0.2
 
 
 class Launcher:
     """The launcher's side: live records, the user's last key, and what it typed."""
 
     def __init__(self, directory: Path) -> None:
+        self.directory = directory
         self.now = time.monotonic()
         self.records = [self.blocked(since=self.now - SETTLE - 1)]
         self.last_input_at: float | None = None
@@ -56,7 +54,7 @@ class Launcher:
     @staticmethod
     def blocked(since: float, msg: str | None = None, record_id: str = "") -> Record:
         return Record(
-            record_id, "blocked", "permission", None, "claude-code", None, msg, since, since
+            record_id, State.BLOCKED, "permission", None, "claude-code", None, msg, since, since
         )
 
     def gate(self, request: Request) -> Decision:
@@ -85,22 +83,21 @@ class Launcher:
         assert since is not None
         return since
 
-    def poll(self, seconds: float, until: threading.Event | None = None) -> float:
-        """Run the loop's share for the socket; returns the longest single call."""
-        longest = 0.0
+    def poll(self, seconds: float, until: threading.Event | None = None) -> None:
+        """Run the loop's share for the socket, as the byte loop does.
+
+        Every fd it hands the loop is non-blocking, each time: a call on one then never
+        waits for a peer, whatever the peer does (the byte loop must not stall)."""
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline and not (until and until.is_set()):
             wait = self.socket.timeout()
             wait = 0.05 if wait is None else min(wait, 0.05)
-            ready, _, _ = select.select(self.socket.fds(), [], [], wait)
+            fds = self.socket.fds()
+            assert not [fd for fd in fds if os.get_blocking(fd)], "a blocking fd in the loop"
+            ready, _, _ = select.select(fds, [], [], wait)
             for fd in ready:
-                start = time.monotonic()
                 self.socket.on_readable(fd)
-                longest = max(longest, time.monotonic() - start)
-            start = time.monotonic()
             self.socket.tick()
-            longest = max(longest, time.monotonic() - start)
-        return longest
 
 
 @pytest.fixture
@@ -211,7 +208,7 @@ def test_inside_a_users_sequence_the_keys_wait_then_time_out(launcher: Launcher)
     start = time.monotonic()
     reply = request(launcher, line(answer="approve"), seconds=HOLD_LIMIT + 3)
     assert reply == {"ok": False, "reason": "timed out"}
-    assert time.monotonic() - start <= HOLD_LIMIT + 1
+    assert time.monotonic() - start >= HOLD_LIMIT * 0.9  # held that long, tried all along
     assert launcher.typed == []
 
 
@@ -254,13 +251,12 @@ def test_a_silent_peer_is_timed_out(launcher: Launcher) -> None:
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
         client.connect(launcher.socket.path)
         client.sendall(b'{"answer": ')
-        start = time.monotonic()
-        longest = launcher.poll(REQUEST_TIMEOUT + 1)
+        # The peer sends nothing more while the loop runs: a call that waited for it would
+        # never return. The reply is sent in the loop's time, or never.
+        launcher.poll(REQUEST_TIMEOUT + 1)
         client.settimeout(1)
         reply = json.loads(client.recv(4096))
     assert reply == {"ok": False, "reason": "timed out"}
-    assert longest < STALL
-    assert time.monotonic() - start < REQUEST_TIMEOUT + 1.5
     assert launcher.typed == []
 
 
@@ -276,9 +272,8 @@ def test_a_flood_never_stalls_the_loop_and_never_types(launcher: Launcher) -> No
             pass
         clients.append(client)
         if number % 20 == 0:
-            assert launcher.poll(0.01) < STALL
-    longest = launcher.poll(REQUEST_TIMEOUT + 1)
-    assert longest < STALL
+            launcher.poll(0.01)
+    launcher.poll(REQUEST_TIMEOUT + 1)
     for client in clients:
         client.close()
     assert launcher.typed == []
@@ -324,14 +319,6 @@ def _refused_by_uid(launcher: Launcher) -> None:
     assert launcher.typed == []
 
 
-def test_parse_request_is_strict() -> None:
-    assert parse_request(b'{"answer": "deny"}') == Request("deny", None, None)
-    assert parse_request(b'{"answer": "approve", "record": "a/b", "since": 5}') == Request(
-        "approve", "a/b", 5.0
-    )
-    assert isinstance(parse_request(b'{"answer": "approve", "record": "' + b"a" * 129 + b'"}'), str)
-
-
 def test_close_removes_the_socket(tmp_path: Path) -> None:
     running = Launcher(tmp_path)
     path = running.socket.path
@@ -355,7 +342,9 @@ def test_a_held_answer_reads_the_records_clock(tmp_path: Path) -> None:
     try:
         start = time.monotonic()
         assert request(running, line(answer="approve"))["ok"] is True
-        assert SETTLE * 0.9 <= time.monotonic() - start < SETTLE + 1
+        # On the monotonic clock the prompt would stand a million seconds ahead: the
+        # answer would be held until it timed out, not typed.
+        assert time.monotonic() - start >= SETTLE * 0.9
     finally:
         running.socket.close()
 
@@ -378,42 +367,6 @@ def test_a_held_request_leaves_the_poll_set(launcher: Launcher) -> None:
     assert launcher.typed == [b"1"]
 
 
-def test_the_client_shows_a_reply_as_plain_short_text(tmp_path: Path) -> None:
-    path = tmp_path / "fake.answer"
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
-        server.bind(str(path))
-        server.listen(1)
-
-        def reply() -> None:
-            peer, _ = server.accept()
-            with peer:
-                peer.recv(4096)
-                reason = "\x1b[31mred\r\nline\u202e" + "x" * 300
-                peer.sendall(json.dumps({"ok": False, "reason": reason}).encode() + b"\n")
-
-        thread = threading.Thread(target=reply)
-        thread.start()
-        ok, reason = send_answer(path, "approve", None, None, timeout=5)
-        thread.join(5)
-    assert ok is False
-    assert reason.isprintable()
-    assert "\u202e" not in reason
-    assert len(reason) <= 100
-
-
-def test_the_client_without_a_launcher(tmp_path: Path) -> None:
-    assert send_answer(tmp_path / "none.answer", "deny", None, None) == (
-        False,
-        "its launcher takes no answers (an older tray?)",
-    )
-
-
-def test_socket_path_is_a_string_from_a_string_or_a_path(tmp_path: Path) -> None:
-    expected = f"{tmp_path}/4242-abc.answer"
-    assert socket_path(str(tmp_path), "4242-abc") == expected
-    assert socket_path(tmp_path, "4242-abc") == expected
-
-
 def test_a_stale_socket_is_replaced_and_another_file_is_not(tmp_path: Path) -> None:
     path = socket_path(tmp_path, "4242-abc")
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as stale:
@@ -432,3 +385,83 @@ def test_a_stale_socket_is_replaced_and_another_file_is_not(tmp_path: Path) -> N
         Launcher(tmp_path)
     with open(path) as other:
         assert other.read() == "not a socket"
+
+
+# The socket as a guest of the pty's loop.
+
+
+class FakeSeat:
+    """The pty loop's seat, as its guest sees it: what is watched, and when it is woken."""
+
+    def __init__(self) -> None:
+        self.handlers: dict[int, Callable[[int], None]] = {}
+        self.wake: float | None = None
+
+    def watch(self, fd: int, handler: Callable[[int], None]) -> None:
+        assert fd not in self.handlers
+        self.handlers[fd] = handler
+
+    def unwatch(self, fd: int) -> None:
+        del self.handlers[fd]
+
+    def wake_at(self, guest: LoopGuest, when: float) -> None:
+        self.wake = when
+
+    def serve(self, until: threading.Event, guest: LoopGuest) -> None:
+        """The loop's part, as PtyProxy plays it: the watched fds, then the wake-up."""
+        while not until.is_set():
+            ready, _, _ = select.select(list(self.handlers), [], [], 0.05)
+            for fd in ready:
+                if fd in self.handlers:
+                    self.handlers[fd](select.POLLIN)
+            if self.wake is not None and time.monotonic() >= self.wake:
+                self.wake = None
+                guest.wake()
+
+
+def test_the_handler_puts_the_socket_and_its_connections_in_the_loop(launcher: Launcher) -> None:
+    seat = FakeSeat()
+    log: list[str] = []
+    handler = AnswerHandler(launcher.socket, log=log.append)
+    handler.join(seat)
+    assert list(seat.handlers) == [launcher.socket.fileno()]
+    assert seat.wake == math.inf  # no connection: nothing to time
+    results: list[dict[str, object]] = []
+    done = threading.Event()
+    payload = line(answer="approve")
+    thread = threading.Thread(target=ask, args=(launcher.socket.path, payload, results, done))
+    thread.start()
+    seat.serve(done, handler)
+    thread.join(5)
+    assert results == [{"ok": True, "record": "", "since": launcher.since}]
+    assert launcher.typed == [b"1"]
+    assert list(seat.handlers) == [launcher.socket.fileno()]
+    assert log == []
+
+
+def test_a_bug_in_the_socket_turns_answering_off_in_one_line(launcher: Launcher) -> None:
+    def broken_gate(request: Request) -> Decision:
+        raise RuntimeError("a bug")
+
+    launcher.socket.close()
+    launcher.socket = AnswerSocket(
+        socket_path(launcher.directory, "4242-bug"), broken_gate, launcher.type_keys
+    )
+    seat = FakeSeat()
+    log: list[str] = []
+    handler = AnswerHandler(launcher.socket, log=log.append)
+    handler.join(seat)
+    results: list[dict[str, object]] = []
+    done = threading.Event()
+    thread = threading.Thread(
+        target=ask, args=(launcher.socket.path, line(answer="approve"), results, done)
+    )
+    thread.start()
+    seat.serve(done, handler)
+    thread.join(5)
+    assert log == ["answer socket failed, answering off: RuntimeError: a bug"]
+    assert seat.handlers == {}
+    assert seat.wake == math.inf
+    assert not os.path.exists(launcher.socket.path)
+    assert results == [{"ok": False, "reason": "the session has ended"}]
+    assert launcher.typed == []

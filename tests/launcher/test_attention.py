@@ -11,10 +11,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from helpers.launcher_terminal import Job, Terminal, launcher_argv, only_session
 from helpers.waiting import wait_for
 from ptyprocess import PtyProcess
 
-from launcher.conftest import Job, Terminal, launcher_argv, only_session
 from tray.core.session.model import Session
 
 # Turns focus reporting on, asks for the primary device attributes and the background

@@ -15,8 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from helpers.launcher_terminal import Job, Terminal, launcher_argv, only_session
 
-from launcher.conftest import Job, Terminal, launcher_argv, only_session
 from tray.core.session.model import Session
 
 CAPTURES = Path(__file__).resolve().parents[1] / "data" / "captures"

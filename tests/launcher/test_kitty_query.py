@@ -13,8 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
-from launcher.conftest import Job, launcher_argv, only_session
+from helpers.launcher_terminal import Job, launcher_argv, only_session
 
 # Writes "<", each piece (hex) with a short pause before it, ">" and a DA1 query; then
 # reports in hex everything its input held up to the terminal's DA1 answer and a little

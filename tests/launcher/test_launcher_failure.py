@@ -8,10 +8,10 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from helpers.launcher_terminal import Job, Terminal, only_session, pid_gone, started_session
 from helpers.waiting import wait_for
 
-from launcher.conftest import Job, Terminal, only_session, pid_gone, started_session
-from tray.launcher.answer_socket import socket_path
+from tray.state.answer_channel import socket_path
 
 # The launcher as `tray run` runs it, but for its ``on_write`` hook: that raises at the
 # first write with a record in it, inside the proxy's loop, as a bug of the launcher's

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from launcher.conftest import launcher_argv, run_piped, sessions
+from helpers.launcher_terminal import launcher_argv, run_piped, sessions
 
 REPORTER = (
     "import os; os.write(1, b'hello\\n\\x1b]7501;state=blocked:kind=question\\x07"

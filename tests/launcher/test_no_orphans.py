@@ -14,9 +14,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from helpers.launcher_terminal import (
+    TIMEOUT,
+    Job,
+    Terminal,
+    launcher_argv,
+    pid_gone,
+    started_session,
+)
 from helpers.waiting import wait_for
-
-from launcher.conftest import TIMEOUT, Job, Terminal, launcher_argv, pid_gone, started_session
 
 # The keeper reacts to the hangup at once; this is slack for a busy machine.
 GONE_WITHIN = 2.5

@@ -9,9 +9,15 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from helpers.launcher_terminal import (
+    Job,
+    Terminal,
+    launcher_argv,
+    only_session,
+    pid_gone,
+    started_session,
+)
 from helpers.waiting import wait_for
-
-from launcher.conftest import Job, Terminal, launcher_argv, only_session, pid_gone, started_session
 
 BLOB_SIZE = 300_000
 BLOB_SEED = 7501

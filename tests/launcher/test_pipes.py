@@ -10,9 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from helpers.launcher_terminal import TIMEOUT, Job, Terminal, launcher_argv, run_piped
 from helpers.waiting import wait_for
-
-from launcher.conftest import TIMEOUT, Job, Terminal, launcher_argv, run_piped
 
 
 def test_piped_lines_come_back_exactly(tray_env: dict[str, str], tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from tray.launcher.terminal_signals import TerminalSignals
 from tray.protocol.output_events import Event, RawReport
 from tray.protocol.report import Report, encode_sequence
 from tray.protocol.scanner import Scanner
+from tray.protocol.state import State
 from tray.state.logs import LauncherLog
 from tray.state.store import StateStore
 
@@ -62,7 +63,7 @@ def test_a_report_is_recorded_with_its_since_and_written_once_its_interval_is_up
     recorder.started(4242)
     assert [s.child_pid for s in written] == [4242]
     clock.now = 1001.0
-    recorder.apply(_events(Report("blocked", kind="permission", app="claude-code", msg="go?")))
+    recorder.apply(_events(Report(State.BLOCKED, kind="permission", app="claude-code", msg="go?")))
     [record] = recorder.records()
     assert (record.state, record.kind, record.app, record.msg, record.since) == (
         "blocked",
@@ -88,7 +89,7 @@ def test_with_nothing_new_no_write_is_due(tmp_path: Path) -> None:
     recorder, _, written = _recorder(tmp_path, clock)
     recorder.started(1)
     assert recorder.next_write() is None
-    recorder.apply(_events(Report("working", progress=10)))
+    recorder.apply(_events(Report(State.WORKING, progress=10)))
     due = recorder.next_write()
     assert due is not None
     recorder.maybe_persist(due)
@@ -122,7 +123,7 @@ def test_finish_drops_what_cannot_outlive_the_program_and_records_the_exit(
     clock = Clock(1000.0)
     recorder, store, _ = _recorder(tmp_path, clock)
     recorder.started(1)
-    recorder.apply(_events(Report("blocked", kind="permission")))
+    recorder.apply(_events(Report(State.BLOCKED, kind="permission")))
     clock.now = 1005.0
     recorder.finish(3)
     [session], _ = store.read_all(clock.now)
@@ -178,7 +179,7 @@ def test_the_proxy_passes_bytes_both_ways_answers_the_query_and_returns_the_stat
 ) -> None:
     clock = Clock(time.time())
     recorder, _, _ = _recorder(tmp_path, clock)
-    report = encode_sequence(Report("blocked", kind="permission", msg="go?"))
+    report = encode_sequence(Report(State.BLOCKED, kind="permission", msg="go?"))
     # The program asks for support, reads the answer and a line of the user's, and says
     # what it got, after a report the proxy must pass on unchanged.
     program = (

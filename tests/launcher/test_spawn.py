@@ -12,9 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from helpers.launcher_terminal import TIMEOUT, Job, Terminal, launcher_argv, only_session, run_piped
 from helpers.waiting import wait_for
 
-from launcher.conftest import TIMEOUT, Job, Terminal, launcher_argv, only_session, run_piped
 from tray.launcher.spawn import CannotStartError, Spawned, child_dispositions, exit_code, spawn
 
 # Waits for Enter, then prints the size it sees and how many SIGWINCH it got meanwhile.

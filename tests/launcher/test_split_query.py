@@ -21,9 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from helpers.launcher_terminal import Job, Terminal, launcher_argv
 from helpers.waiting import wait_for
-
-from launcher.conftest import Job, Terminal, launcher_argv
 
 # Writes "<" and the first piece, waits (so that the launcher reads the two pieces apart:
 # only time splits a program's writes), writes the second piece, ">" and a DA1 query,

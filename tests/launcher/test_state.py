@@ -11,9 +11,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from helpers.waiting import wait_for
-
-from launcher.conftest import (
+from helpers.launcher_terminal import (
     Job,
     Terminal,
     launcher_argv,
@@ -23,6 +21,8 @@ from launcher.conftest import (
     run_piped,
     sessions,
 )
+from helpers.waiting import wait_for
+
 from tray.core.session.model import Session
 from tray.launcher.recorder import INPUT_WRITE_INTERVAL, WRITE_INTERVAL
 

@@ -11,9 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from helpers.waiting import wait_for
-
-from launcher.conftest import (
+from helpers.launcher_terminal import (
     TIMEOUT,
     Job,
     Terminal,
@@ -23,6 +21,7 @@ from launcher.conftest import (
     process_state,
     started_session,
 )
+from helpers.waiting import wait_for
 
 WAIT_FOR_ENTER = ["sh", "-c", "echo ready; read line"]
 SLEEPER = ["sh", "-c", "echo ready; exec sleep 60"]

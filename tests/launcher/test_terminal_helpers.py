@@ -1,21 +1,18 @@
-"""tray.launcher.terminal on a pty of the test's own: raw mode, sizes, signals as an fd."""
+"""tray.launcher.terminal on a pty of the test's own: sizes, and signals as an fd."""
 
 from __future__ import annotations
 
 import os
 import select
 import signal
-import termios
 from collections.abc import Iterator
 
 import pytest
 
 from tray.launcher.terminal import (
-    RawMode,
     SignalPipe,
     WindowSize,
     get_size,
-    make_raw,
     set_size,
     size_from_environ,
 )
@@ -30,42 +27,6 @@ def pty_pair() -> Iterator[tuple[int, int]]:
     finally:
         os.close(master)
         os.close(slave)
-
-
-def test_raw_mode_is_restored_even_after_an_exception(pty_pair: tuple[int, int]) -> None:
-    _, slave = pty_pair
-    before = termios.tcgetattr(slave)
-    with pytest.raises(RuntimeError), RawMode(slave):
-        assert termios.tcgetattr(slave) == make_raw(before)
-        raise RuntimeError("boom")
-    assert termios.tcgetattr(slave) == before
-
-
-def test_raw_mode_can_be_left_and_entered_again(pty_pair: tuple[int, int]) -> None:
-    _, slave = pty_pair
-    before = termios.tcgetattr(slave)
-    with RawMode(slave) as raw:
-        raw.restore()
-        assert not raw.active
-        assert termios.tcgetattr(slave) == before
-        # The shell changed something while we were stopped; that change is kept.
-        changed = termios.tcgetattr(slave)
-        changed[6][termios.VERASE] = b"\x08"
-        termios.tcsetattr(slave, termios.TCSANOW, changed)
-        raw.enter()
-        raw.enter()  # twice (SIGCONT after our own resume) is harmless
-        assert termios.tcgetattr(slave) == make_raw(changed)
-    assert termios.tcgetattr(slave) == changed
-
-
-def test_make_raw_turns_off_what_a_terminal_would_interpret(pty_pair: tuple[int, int]) -> None:
-    _, slave = pty_pair
-    raw = make_raw(termios.tcgetattr(slave))
-    iflag, oflag, _, lflag = raw[:4]
-    assert not lflag & (termios.ICANON | termios.ECHO | termios.ISIG | termios.IEXTEN)
-    assert not iflag & (termios.ICRNL | termios.IXON)
-    assert not oflag & termios.OPOST
-    assert raw[6][termios.VMIN] == 1
 
 
 def test_sizes(pty_pair: tuple[int, int]) -> None:

@@ -32,7 +32,7 @@ from helpers.desktop_services import Dunst, start_bus, stop_process
 from helpers.sessions import blocked, live_session
 from helpers.waiting import wait_for
 
-from tray.app.main import TrayApp
+from tray.app.start import build_app
 from tray.outlets.notifier import Notifier
 from tray.state.config_file import load_config
 from tray.state.environment import Environment
@@ -216,7 +216,7 @@ def test_a_click_hands_the_token_through_the_app_to_the_terminal(
         }
     )
     log = logging.getLogger("test.activation.app")
-    app = TrayApp(
+    app = build_app(
         env,
         load_config(env),
         log,

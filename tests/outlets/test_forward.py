@@ -15,7 +15,8 @@ from helpers.log_records import Recorder
 from helpers.receiver import Receiver, running_receiver, start_receiver
 from helpers.waiting import wait_for
 
-from tray.core.config.away import AwayConfigError, AwaySettings, parse_away
+from tray.core.config.away import AwaySettings, parse_away
+from tray.core.config.parsing import ConfigError
 from tray.outlets.forward import Forwarder, apprise_accepts, check_away
 
 SECRET = "s3cr3t-T0KEN-8e1f"  # noqa: S105 - a made-up secret the test hunts for
@@ -48,10 +49,12 @@ def _no_secret(
     assert not [r for r in caplog.records if r.name.startswith(("apprise", "urllib3"))]
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+def _dead_port() -> socket.socket:
+    """A port where nothing answers: bound at 0 (the port read back from it) and held, not
+    listening, so a connection is refused and nothing else can take the port meanwhile."""
+    held = socket.socket()
+    held.bind(("127.0.0.1", 0))
+    return held
 
 
 def test_json_url_gets_title_and_plain_text_body(
@@ -106,21 +109,20 @@ def test_ntfy_url_posts_topic_title_and_message_with_its_token(
     _no_secret(recorder, everything_logged, capfd)
 
 
-def test_dead_server_one_warning_backoff_and_the_caller_never_waits(
+def test_dead_server_one_warning_backoff_and_the_newest_kept(
     recorder: Recorder,
     everything_logged: pytest.LogCaptureFixture,
     capfd: pytest.CaptureFixture[str],
 ) -> None:
-    port = _free_port()
+    held = _dead_port()
+    port = int(held.getsockname()[1])
     url = f"json://tray:{SECRET}@127.0.0.1:{port}/hook"
     forwarder = Forwarder([url], recorder.log, timeout=1.0, backoff_first=1.5)
     revived: Receiver | None = None
     try:
-        started = time.monotonic()
+        # Twenty sends to a dead server: queued, the newest eight kept (see below).
         for number in range(20):
             forwarder.send("t", f"ping {number}", "blocked")
-        # Twenty sends to a dead server: queued, never sent on the caller's thread.
-        assert time.monotonic() - started < 0.2
         wait_for(lambda: recorder.at(logging.WARNING), what="the outage's warning")
         failed_at = next(r.created for r in recorder.records if r.levelno == logging.WARNING)
         assert forwarder.stats()["json:// (away.forward[0])"] == (0, 1, True)
@@ -142,7 +144,9 @@ def test_dead_server_one_warning_backoff_and_the_caller_never_waits(
         wait_for(retried, 15.0, interval=0.01, what="the first retry")
         assert quiet_until - failed_at >= 1.0
         assert len(recorder.at(logging.WARNING)) == 1  # the retry failed too, unsaid
-        # The server comes back: after the backoff, the newest pings arrive, once.
+        # The server comes back: after the backoff, the newest pings arrive, once. The
+        # port is let go only to be bound again at once, by the same thread.
+        held.close()
         revived = start_receiver(port)
         wait_for(lambda: recorder.at(logging.INFO), 15.0, what="forwarding works again")
         wait_for(lambda: len(revived.requests) == 8, what="the kept pings")
@@ -150,6 +154,7 @@ def test_dead_server_one_warning_backoff_and_the_caller_never_waits(
         assert messages == [f"ping {n}" for n in range(12, 20)]
         assert len(recorder.at(logging.WARNING)) == 1
     finally:
+        held.close()
         forwarder.stop()
         if revived is not None:
             revived.server.shutdown()
@@ -157,23 +162,31 @@ def test_dead_server_one_warning_backoff_and_the_caller_never_waits(
     _no_secret(recorder, everything_logged, capfd)
 
 
-def test_a_hanging_server_times_out_and_backs_off(receiver: Receiver, recorder: Recorder) -> None:
+def test_the_caller_never_waits_for_the_server(receiver: Receiver, recorder: Recorder) -> None:
+    # The server holds the request unanswered for 30 s, the forwarder would wait a minute:
+    # a send made on the caller's thread would return only with its failure counted.
     receiver.hang.set()
+    url = f"json://127.0.0.1:{receiver.port}/hook"
+    forwarder = Forwarder([url], recorder.log, timeout=60.0, backoff_first=30.0)
+    try:
+        forwarder.send("t", "one", "blocked")
+        forwarder.send("t", "two", "blocked")
+        assert forwarder.stats()["json:// (away.forward[0])"] == (0, 0, False)
+    finally:
+        forwarder.stop()
+
+
+def test_a_hanging_server_times_out_and_backs_off(receiver: Receiver, recorder: Recorder) -> None:
+    receiver.hang.set()  # for 30 s: the forwarder's timeout is what ends the send
     url = f"json://127.0.0.1:{receiver.port}/hook"
     forwarder = Forwarder([url], recorder.log, timeout=1.0, backoff_first=30.0)
     try:
-        started = time.monotonic()
         forwarder.send("t", "one", "blocked")
         forwarder.send("t", "two", "blocked")
-        assert time.monotonic() - started < 0.1
-        wait_for(lambda: recorder.at(logging.WARNING), 10.0, what="the timeout's warning")
-        # The read timeout, not the server, ended the send.
-        assert time.monotonic() - started < 5.0
+        wait_for(lambda: recorder.at(logging.WARNING), what="the timeout's warning")
         assert forwarder.stats()["json:// (away.forward[0])"] == (0, 1, True)
     finally:
-        stop_started = time.monotonic()
         forwarder.stop()
-        assert time.monotonic() - stop_started < 2.0
 
 
 def test_a_url_apprise_does_not_know_is_a_config_error_with_the_scheme_only(
@@ -183,7 +196,7 @@ def test_a_url_apprise_does_not_know_is_a_config_error_with_the_scheme_only(
     bad = f"nosuchservice://user:{SECRET}@example.org/x"
     assert apprise_accepts(good)
     assert not apprise_accepts(bad)
-    with pytest.raises(AwayConfigError) as caught:
+    with pytest.raises(ConfigError) as caught:
         parse_away({"forward": [good, bad]}, accepts=apprise_accepts)
     assert caught.value.key == "away.forward[1]"
     assert str(caught.value) == (

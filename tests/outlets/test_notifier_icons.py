@@ -28,6 +28,7 @@ from tray.core.view.overview import IconState
 from tray.desktop.icon_images import artwork_folder
 from tray.outlets.notification_icons import ICON_SIZE, NotificationIcons, icon_name
 from tray.protocol.records import Record
+from tray.protocol.state import State
 from tray.state.store import StateStore
 
 __all__ = ["on_dunst", "recorder"]  # fixtures, used by name
@@ -106,11 +107,11 @@ def test_without_a_state_it_is_the_calm_icon_never_none(
 
 
 def _prompt(now: float) -> tuple[Record, ...]:
-    return (Record("", "blocked", "permission", None, "agent", None, "approve Bash: ls", now),)
+    return (Record("", State.BLOCKED, "permission", None, "agent", None, "approve Bash: ls", now),)
 
 
 def _failed(now: float) -> tuple[Record, ...]:
-    return (Record("", "error", None, None, "agent", None, "tests failed", now),)
+    return (Record("", State.ERROR, None, None, "agent", None, "tests failed", now),)
 
 
 def test_the_app_gives_a_prompt_the_blocked_icon_and_a_failure_the_error_icon(
@@ -124,9 +125,9 @@ def test_the_app_gives_a_prompt_the_blocked_icon_and_a_failure_the_error_icon(
     store.write(live_session("4712-build", _failed(time.time()), time.time()))
     failure = bus_monitor.wait_for_notify(2, TIMEOUT)[1]
     assert prompt.summary == "4711-api needs approval"
-    assert prompt.icon == installed_icon("blocked").as_uri()
+    assert prompt.icon == installed_icon(State.BLOCKED).as_uri()
     assert failure.summary == "4712-build failed"
-    assert failure.icon == installed_icon("error").as_uri()
+    assert failure.icon == installed_icon(State.ERROR).as_uri()
 
 
 # Run with tray imported from the zip: the artwork is found there, its copy is a real file
@@ -180,9 +181,9 @@ def test_a_missing_icon_is_one_warning_and_the_notification_goes_without(
     (tmp_path / "calm-16.png").write_bytes(b"")
     monkeypatch.setattr("tray.outlets.notification_icons.artwork_folder", lambda: tmp_path)
     icons = NotificationIcons(recorder.log)
-    assert icons.path("blocked") is None
-    assert icons.path("blocked") is None
+    assert icons.path(State.BLOCKED) is None
+    assert icons.path(State.BLOCKED) is None
     assert recorder.at(30) == [
-        f"notifications go without tray's blocked icon: {icon_name('blocked')} is missing "
+        f"notifications go without tray's blocked icon: {icon_name(State.BLOCKED)} is missing "
         "from tray's artwork"
     ]

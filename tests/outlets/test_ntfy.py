@@ -18,7 +18,7 @@ from helpers.ntfy_standin import FakeNtfy, Seen
 from helpers.waiting import wait_for, wait_past
 
 from tray.core.config.away import ntfy_topic
-from tray.outlets.ntfy import NtfyPublisher, ReplyStream
+from tray.outlets.ntfy import READ_TIMEOUT, STREAM_BACKOFF_FIRST, NtfyPublisher, ReplyStream
 
 TOPIC = "tray-prompts-Q7vXk2"
 REPLIES = "tray-replies-Z3mWp9"
@@ -28,6 +28,9 @@ SECRETS = (TOPIC, REPLIES, TOKEN, "signature", "approved-file")
 # Fast backoffs, so an outage takes the test a second, not minutes.
 FIRST = 0.05
 MOST = 0.4
+# What stop may take: far less than the read timeout or backoff it must cut short.
+STOP_WITHIN = 30.0
+LONG = 3600.0
 
 
 @pytest.fixture
@@ -92,10 +95,27 @@ def subscribes(fake: FakeNtfy) -> list[Seen]:
 
 
 def stream_on(
-    fake: FakeNtfy, replies: Replies, recorder: Recorder, token: str | None = None, **timing: float
+    fake: FakeNtfy,
+    replies: Replies,
+    recorder: Recorder,
+    token: str | None = None,
+    *,
+    since: float | None = None,
+    backoff_first: float = STREAM_BACKOFF_FIRST,
+    backoff_max: float = MOST,
+    read_timeout: float = READ_TIMEOUT,
 ) -> ReplyStream:
-    timing.setdefault("backoff_max", MOST)
-    stream = ReplyStream(fake.url, REPLIES, token, replies, recorder.log, **timing)
+    stream = ReplyStream(
+        fake.url,
+        REPLIES,
+        token,
+        replies,
+        recorder.log,
+        since=since,
+        backoff_first=backoff_first,
+        backoff_max=backoff_max,
+        read_timeout=read_timeout,
+    )
     stream.start()
     return stream
 
@@ -169,9 +189,7 @@ def test_publish_reaches_the_topic_with_its_fields_and_actions(
 ) -> None:
     publisher = NtfyPublisher(fake.url, None, recorder.log)
     try:
-        started = time.monotonic()
         publisher.publish(prompt())
-        assert time.monotonic() - started < 0.5  # queued, never sent on the caller's thread
         (got,) = wait_for(lambda: fake.published(TOPIC), what="the publish")
     finally:
         publisher.stop()
@@ -231,6 +249,35 @@ def test_an_outage_warns_once_keeps_the_newest_eight_and_recovers(recorder: Reco
     assert recorder.at(logging.INFO) == ["ntfy: publishing to 127.0.0.1 works again"]
 
 
+def test_publish_returns_before_the_server_answers(recorder: Recorder) -> None:
+    # The test is the server, and answers only once publish has returned: a publish sent
+    # on the caller's thread would have waited for an answer that never came, and
+    # returned with its failure counted.
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        listener.settimeout(STOP_WITHIN)
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}"
+        publisher = NtfyPublisher(url, None, recorder.log, timeout=LONG)
+        try:
+            publisher.publish(prompt())
+            assert publisher.stats() == (0, 0, False)  # nothing settled: no answer yet
+            connection, _ = listener.accept()
+            with connection:
+                connection.settimeout(STOP_WITHIN)
+                received = connection.recv(65536)
+                head, _, body = received.partition(b"\r\n\r\n")
+                length = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+                while len(body) < length:
+                    body += connection.recv(65536)
+                connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")
+                wait_for(lambda: publisher.stats() == (1, 0, False), what="the publish settled")
+        finally:
+            assert publisher.stop(STOP_WITHIN)
+    assert received.startswith(b"POST / HTTP/1.1\r\n")
+    assert json.loads(body) == prompt()
+
+
 def test_a_message_the_server_refuses_is_dropped_and_holds_up_no_other(
     fake: FakeNtfy, recorder: Recorder
 ) -> None:
@@ -253,17 +300,14 @@ def test_a_server_that_never_answers_times_out(recorder: Recorder) -> None:
         silent.bind(("127.0.0.1", 0))
         silent.listen()
         url = f"http://127.0.0.1:{silent.getsockname()[1]}"
-        publisher = NtfyPublisher(url, None, recorder.log, timeout=0.5, backoff_first=30.0)
+        publisher = NtfyPublisher(url, None, recorder.log, timeout=0.5, backoff_first=LONG)
         try:
-            started = time.monotonic()
             publisher.publish(prompt())
-            wait_for(lambda: recorder.at(logging.WARNING), 10.0, what="the timeout's warning")
-            assert time.monotonic() - started < 5.0
+            # The timeout ended the send: the server never will.
+            wait_for(lambda: recorder.at(logging.WARNING), what="the timeout's warning")
             assert "timed out" in recorder.at(logging.WARNING)[0]
         finally:
-            stopping = time.monotonic()
-            publisher.stop()
-            assert time.monotonic() - stopping < 2.0
+            assert publisher.stop(STOP_WITHIN)  # cuts the hour's backoff short
 
 
 # -- ReplyStream -------------------------------------------------------------------------
@@ -496,23 +540,20 @@ def test_a_failing_on_reply_does_not_end_the_stream(fake: FakeNtfy, recorder: Re
     assert recorder.at(logging.ERROR) == ["ntfy: handling a reply failed (RuntimeError)"]
 
 
-def test_stop_returns_promptly_while_reading_and_while_waiting(
+def test_stop_ends_the_stream_while_reading_and_while_waiting(
     fake: FakeNtfy, recorder: Recorder
 ) -> None:
+    # An hour's read timeout and backoff: only stop itself can end either in time.
     replies = Replies()
-    reading = stream_on(fake, replies, recorder)
-    waiting = ReplyStream(fake.url, REPLIES, None, replies, recorder.log, backoff_first=60.0)
+    reading = stream_on(fake, replies, recorder, read_timeout=LONG, backoff_max=LONG)
+    waiting = ReplyStream(fake.url, REPLIES, None, replies, recorder.log, backoff_first=LONG)
     wait_for(lambda: fake.streams(REPLIES) == 1, what="the subscription")
-    started = time.monotonic()
-    reading.stop()
-    assert time.monotonic() - started < 2.0
+    assert reading.stop(STOP_WITHIN)
     wait_for(lambda: fake.streams(REPLIES) == 0, what="the connection's end")
-    fake.unavailable = True  # the second one fails, then waits a minute
+    fake.unavailable = True  # the second one fails, then waits an hour
     waiting.start()
     wait_for(lambda: recorder.at(logging.WARNING), what="the failure")
-    started = time.monotonic()
-    waiting.stop()
-    assert time.monotonic() - started < 2.0
+    assert waiting.stop(STOP_WITHIN)
 
 
 # -- the fake itself: the parts of ntfy's API the tests above lean on --------------------

@@ -1,1 +1,2 @@
-"""Tests of the project as a whole: import layers, packaging files, the README's commands."""
+"""Tests of the project as a whole: import layers, packaging files, the manual's
+commands and links."""

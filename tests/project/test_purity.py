@@ -113,7 +113,14 @@ def test_the_pure_folders_import_no_io() -> None:
 
 def test_the_walk_reaches_every_pure_folder_and_subfolder() -> None:
     folders = {path.parent.relative_to(PACKAGE).as_posix() for path in pure_modules()}
-    assert {"base", "protocol", "core/session", "core/policy", "core/view", "core/worker"} <= folders
+    assert {
+        "base",
+        "protocol",
+        "core/session",
+        "core/policy",
+        "core/view",
+        "core/worker",
+    } <= folders
 
 
 # The checker itself, on made-up sources.

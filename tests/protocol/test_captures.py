@@ -32,6 +32,7 @@ from tray.protocol.output_events import (
 from tray.protocol.records import Record, RecordTable
 from tray.protocol.report import Report, parse_body
 from tray.protocol.scanner import Scanner
+from tray.protocol.state import State
 
 # Byte-identical copies of the project's golden captures, pinned by their sha256 below.
 CAPTURES = Path(__file__).resolve().parents[1] / "data" / "captures"
@@ -116,7 +117,7 @@ def titles_in(data: bytes) -> list[bytes]:
 
 def rec(
     record_id: str,
-    state: str,
+    state: State,
     at: float,
     *,
     kind: str | None = None,
@@ -155,54 +156,54 @@ def test_example_01_blocked_with_permission_app_and_msg() -> None:
         )
     )
     message = "Apply 3 to add, 1 to change, 0 to destroy?"
-    assert report == Report("blocked", "", "permission", None, "terraform", None, message)
+    assert report == Report(State.BLOCKED, "", "permission", None, "terraform", None, message)
     assert outcome.records == [
-        rec("", "blocked", 0, kind="permission", app="terraform", msg=message)
+        rec("", State.BLOCKED, 0, kind="permission", app="terraform", msg=message)
     ]
 
 
 def test_example_02_unpadded_base64() -> None:
     outcome, report = only_report(e("E]7501;state=done:msg=UGxhbgBEL"))
-    assert report == Report("done", msg="Plan")
-    assert outcome.records == [rec("", "done", 0, msg="Plan")]
+    assert report == Report(State.DONE, msg="Plan")
+    assert outcome.records == [rec("", State.DONE, 0, msg="Plan")]
 
 
 def test_example_03_space_and_tab_trimmed() -> None:
     outcome, report = only_report(e("E]7501; state = working :\tapp=cargo\tST"))
-    assert report == Report("working", app="cargo")
-    assert outcome.records == [rec("", "working", 0, app="cargo")]
+    assert report == Report(State.WORKING, app="cargo")
+    assert outcome.records == [rec("", State.WORKING, 0, app="cargo")]
 
 
 def test_example_04_last_pair_wins() -> None:
     outcome, report = only_report(e("E]7501;state=idle:app=a:state=done:app=bST"))
-    assert report == Report("done", app="b")
-    assert outcome.records == [rec("", "done", 0, app="b")]
+    assert report == Report(State.DONE, app="b")
+    assert outcome.records == [rec("", State.DONE, 0, app="b")]
 
 
 def test_example_05_malformed_and_unknown_pairs_skipped() -> None:
     outcome, report = only_report(
         e("E]7501;garbage:=x:Bad=1:app=b@d:future=yes:state=working:app=ok:::ST")
     )
-    assert report == Report("working", app="ok")
-    assert outcome.records == [rec("", "working", 0, app="ok")]
+    assert report == Report(State.WORKING, app="ok")
+    assert outcome.records == [rec("", State.WORKING, 0, app="ok")]
 
 
 def test_example_06_kind_ignored_unless_blocked() -> None:
     outcome, report = only_report(e("E]7501;state=working:kind=auth:progress=10ST"))
-    assert report == Report("working", progress=10)
-    assert outcome.records == [rec("", "working", 0, progress=10)]
+    assert report == Report(State.WORKING, progress=10)
+    assert outcome.records == [rec("", State.WORKING, 0, progress=10)]
 
 
 def test_example_07_no_kind_no_progress_when_done() -> None:
     outcome, report = only_report(e("E]7501;state=done:kind=auth:progress=10ST"))
-    assert report == Report("done")
-    assert outcome.records == [rec("", "done", 0)]
+    assert report == Report(State.DONE)
+    assert outcome.records == [rec("", State.DONE, 0)]
 
 
 def test_example_08_unknown_kind_and_leading_zeros() -> None:
     outcome, report = only_report(e("E]7501;state=blocked:kind=dance:progress=007ST"))
-    assert report == Report("blocked", progress=7)
-    assert outcome.records == [rec("", "blocked", 0, progress=7)]
+    assert report == Report(State.BLOCKED, progress=7)
+    assert outcome.records == [rec("", State.BLOCKED, 0, progress=7)]
 
 
 def test_example_09_newline_in_msg_discards() -> None:
@@ -230,13 +231,13 @@ def test_example_12_invalid_id_discards() -> None:
     outcome = check(e("E]7501;state=done:id=a/bST") + stream)
     assert outcome.reports[1:] == [None, None]
     # Neither fell back to the root, and the clear did not clear.
-    assert outcome.records == [rec("a/b", "done", 0)]
+    assert outcome.records == [rec("a/b", State.DONE, 0)]
 
 
 def test_example_13_utf8_msg() -> None:
     outcome, report = only_report(e("E]7501;state=done:msg=5a6J5YWoST"))
-    assert report == Report("done", msg="\u5b89\u5168")
-    assert outcome.records == [rec("", "done", 0, msg="\u5b89\u5168")]
+    assert report == Report(State.DONE, msg="\u5b89\u5168")
+    assert outcome.records == [rec("", State.DONE, 0, msg="\u5b89\u5168")]
 
 
 def test_example_14_clear_keeps_siblings_that_share_a_prefix() -> None:
@@ -250,21 +251,21 @@ def test_example_14_clear_keeps_siblings_that_share_a_prefix() -> None:
     outcome = check(stream)
     assert outcome.output == stream
     assert outcome.snapshots[3] == [
-        rec("", "idle", 3),
-        rec("build", "working", 0),
-        rec("build/test", "working", 1),
-        rec("builder", "done", 2),
+        rec("", State.IDLE, 3),
+        rec("build", State.WORKING, 0),
+        rec("build/test", State.WORKING, 1),
+        rec("builder", State.DONE, 2),
     ]
-    assert outcome.records == [rec("", "idle", 3), rec("builder", "done", 2)]
+    assert outcome.records == [rec("", State.IDLE, 3), rec("builder", State.DONE, 2)]
 
 
 def test_example_15_app_inherited_from_the_root() -> None:
     stream = e("E]7501;state=working:app=terraformSTE]7501;state=working:id=deploy/euST")
     outcome = check(stream)
-    assert outcome.reports[1] == Report("working", "deploy/eu")
+    assert outcome.reports[1] == Report(State.WORKING, "deploy/eu")
     assert outcome.records == [
-        rec("", "working", 0, app="terraform"),
-        rec("deploy/eu", "working", 1, app="terraform"),
+        rec("", State.WORKING, 0, app="terraform"),
+        rec("deploy/eu", State.WORKING, 1, app="terraform"),
     ]
 
 
@@ -286,7 +287,7 @@ def test_example_17_split_reads_give_the_same_outcome() -> None:
         "E]133;ABELE]7501;state=error:id=t/uBEL"
     )
     whole = run([stream])
-    assert whole.records == [rec("t/u", "error", 4)]
+    assert whole.records == [rec("t/u", State.ERROR, 4)]
     assert whole.output == stream.replace(QUERY_BEL, b"")
     # check() feeds it split at every byte boundary, in random pieces and byte by byte.
     assert check(stream) == whole
@@ -297,7 +298,7 @@ def test_example_18_cancelled_report_applies_nothing() -> None:
     outcome = check(stream)
     assert outcome.output == stream
     assert outcome.events == [RawReport(b"state=done:id=x")]
-    assert outcome.records == [rec("x", "done", 0)]
+    assert outcome.records == [rec("x", State.DONE, 0)]
     for cancel in (b"\x18", b"\x1a"):
         assert check(e("E]7501;state=working") + cancel).records == []
 
@@ -310,7 +311,7 @@ def test_example_19_4096_bytes_apply_and_4097_do_not(terminator: bytes) -> None:
     assert (len(fits), len(too_long)) == (4096, 4097)
     outcome = check(fits)
     assert outcome.output == fits
-    assert outcome.records == [rec("", "done", 0, app="big")]
+    assert outcome.records == [rec("", State.DONE, 0, app="big")]
     outcome = check(too_long)
     assert outcome.output == too_long
     assert outcome.events == []
@@ -329,12 +330,12 @@ def test_example_20_prompt_start_keeps_only_done_and_error() -> None:
     outcome = check(stream)
     assert outcome.output == stream
     assert [r.id for r in outcome.snapshots[4]] == ["b", "d", "e", "i", "w"]
-    assert outcome.records == [rec("d", "done", 2), rec("e", "error", 4)]
+    assert outcome.records == [rec("d", State.DONE, 2), rec("e", State.ERROR, 4)]
 
 
 def test_full_reset_removes_every_record_and_soft_resets_change_nothing() -> None:
     kept = e("E]7501;state=done:id=dBEL") + b"\x1b[!p\x1b[?1049h\x1b[?1049l"
-    assert check(kept).records == [rec("d", "done", 0)]
+    assert check(kept).records == [rec("d", State.DONE, 0)]
     assert check(kept + b"\x1bc").records == []
 
 
@@ -406,19 +407,19 @@ def test_claude_code_capture() -> None:
         # On at start, off as it exits (twice); no bell, no notification.
         signals=[FocusReporting(True), FocusReporting(False), FocusReporting(False)],
         reports=[
-            Report("working", app="claude-code"),
-            Report("blocked", kind="permission", app="claude-code", msg=message),
-            Report("working", app="claude-code"),
-            Report("done", app="claude-code"),
+            Report(State.WORKING, app="claude-code"),
+            Report(State.BLOCKED, kind="permission", app="claude-code", msg=message),
+            Report(State.WORKING, app="claude-code"),
+            Report(State.DONE, app="claude-code"),
             Report("clear"),
             Report("clear"),
         ],
         snapshots=[
             [],
-            [rec("", "working", 1, app="claude-code")],
-            [rec("", "blocked", 2, kind="permission", app="claude-code", msg=message)],
-            [rec("", "working", 3, app="claude-code")],
-            [rec("", "done", 4, app="claude-code")],
+            [rec("", State.WORKING, 1, app="claude-code")],
+            [rec("", State.BLOCKED, 2, kind="permission", app="claude-code", msg=message)],
+            [rec("", State.WORKING, 3, app="claude-code")],
+            [rec("", State.DONE, 4, app="claude-code")],
             [],
             [],
         ],
@@ -442,16 +443,16 @@ def test_codex_capture() -> None:
         # On at start, then a cursor position query; no bell, no notification.
         signals=[FocusReporting(True), CursorQuery()],
         reports=[
-            Report("working", app="codex"),
-            Report("blocked", kind="permission", app="codex"),
-            Report("working", app="codex"),
-            Report("done", app="codex"),
+            Report(State.WORKING, app="codex"),
+            Report(State.BLOCKED, kind="permission", app="codex"),
+            Report(State.WORKING, app="codex"),
+            Report(State.DONE, app="codex"),
         ],
         snapshots=[
-            [rec("", "working", 0, app="codex")],
-            [rec("", "blocked", 1, kind="permission", app="codex")],
-            [rec("", "working", 2, app="codex")],
-            [rec("", "done", 3, app="codex")],
+            [rec("", State.WORKING, 0, app="codex")],
+            [rec("", State.BLOCKED, 1, kind="permission", app="codex")],
+            [rec("", State.WORKING, 2, app="codex")],
+            [rec("", State.DONE, 3, app="codex")],
         ],
     )
     assert_golden(data, expected)

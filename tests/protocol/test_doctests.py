@@ -1,9 +1,10 @@
 """The ``>>>`` examples in the protocol's docstrings run, and say what the code does.
 
 Every module of :mod:`tray.protocol` must have examples, and so must
-:mod:`tray.core.config.durations`, :mod:`tray.base.memo` and the agents' rules: a module that
-loses its last one fails here, as does an example that no longer holds. Run by the normal
-``pytest``, whose test paths hold no module of ``tray``.
+:mod:`tray.core.config.durations` and ``parsing``, :mod:`tray.base.memo`, the overview's
+icons and the agents' rules: a module that loses its last one fails here, as does an
+example that no longer holds. Run by the normal ``pytest``, whose test paths hold no module
+of ``tray``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ import tray.protocol
 MODULES = [
     *sorted(f"tray.protocol.{info.name}" for info in pkgutil.iter_modules(tray.protocol.__path__)),
     "tray.core.config.durations",
+    "tray.core.config.parsing",
+    "tray.core.view.overview",
     "tray.base.memo",
     "tray.core.agents.rules",
     "tray.core.agents.tracker",

@@ -18,6 +18,7 @@ from tray.protocol import terminal_input
 from tray.protocol.attention import KittyAssembler, percent_decode
 from tray.protocol.prompt_marks import parse_osc133, parse_osc633
 from tray.protocol.report import Report, ReportError, validate
+from tray.protocol.state import State
 from tray.protocol.terminal_input import InputScanner
 
 NOT_ASCII = ["\u0660", "\u00b2", "\u0130", "\u212a", "\u00e9"]
@@ -25,18 +26,18 @@ NOT_ASCII = ["\u0660", "\u00b2", "\u0130", "\u212a", "\u00e9"]
 
 @pytest.mark.parametrize("app", ["a", "a" * 32, "A.z_0+9-"])
 def test_an_app_of_1_to_32_name_characters_is_valid(app: str) -> None:
-    validate(Report("done", app=app))
+    validate(Report(State.DONE, app=app))
 
 
 @pytest.mark.parametrize("app", ["", "a" * 33, "app\n", "a b", "a/b", "a@b", *NOT_ASCII])
 def test_any_other_app_is_refused(app: str) -> None:
     with pytest.raises(ReportError, match=r"^app must be"):
-        validate(Report("done", app=app))
+        validate(Report(State.DONE, app=app))
 
 
 @pytest.mark.parametrize("record_id", ["a", "/".join("abcdefgh"), "a" * 32 + "/b"])
 def test_an_id_of_1_to_8_segments_is_valid(record_id: str) -> None:
-    validate(Report("done", record_id))
+    validate(Report(State.DONE, record_id))
 
 
 @pytest.mark.parametrize(
@@ -45,18 +46,18 @@ def test_an_id_of_1_to_8_segments_is_valid(record_id: str) -> None:
 )
 def test_any_other_id_is_refused(record_id: str) -> None:
     with pytest.raises(ReportError, match=r"^id must be"):
-        validate(Report("done", record_id))
+        validate(Report(State.DONE, record_id))
 
 
 @pytest.mark.parametrize("char", ["\x00", "\x1f", "\x7f", "\x80", "\x9f", "\n"])
 def test_c0_del_and_c1_controls_are_refused_in_text(char: str) -> None:
     with pytest.raises(ReportError, match="control characters"):
-        validate(Report("done", title=f"a{char}b"))
+        validate(Report(State.DONE, title=f"a{char}b"))
 
 
 @pytest.mark.parametrize("char", [" ", "~", "\xa0", "\u00e9", "\U0001f600"])
 def test_their_neighbours_are_text(char: str) -> None:
-    validate(Report("done", title=f"a{char}b"))
+    validate(Report(State.DONE, title=f"a{char}b"))
 
 
 def _kitty(metadata: bytes, payload: bytes = b"Hi") -> str | None:

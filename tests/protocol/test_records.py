@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from typing import cast
 
 import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from tray.protocol.records import CAPACITY, FINISHED_STATES, Record, RecordTable, most_urgent
-from tray.protocol.report import KINDS, STATES, URGENCY, Report
+from tray.protocol.records import CAPACITY, Record, RecordTable
+from tray.protocol.report import KINDS, STATES, Report
+from tray.protocol.state import FINISHED, URGENCY, State, most_urgent
 
 
 def table_of(*reports: Report) -> RecordTable:
@@ -34,29 +36,29 @@ def apps(table: RecordTable) -> dict[str, str | None]:
 
 def test_a_report_replaces_its_record_whole() -> None:
     table = RecordTable()
-    table.apply(Report("blocked", "t", "permission", 40, "cargo", "Build", "Approve?"), 1.0)
+    table.apply(Report(State.BLOCKED, "t", "permission", 40, "cargo", "Build", "Approve?"), 1.0)
     assert table.records() == [
-        Record("t", "blocked", "permission", 40, "cargo", "Build", "Approve?", 1.0, 1.0)
+        Record("t", State.BLOCKED, "permission", 40, "cargo", "Build", "Approve?", 1.0, 1.0)
     ]
-    table.apply(Report("working", "t"), 2.0)
-    assert table.records() == [Record("t", "working", None, None, None, None, None, 2.0, 2.0)]
+    table.apply(Report(State.WORKING, "t"), 2.0)
+    assert table.records() == [Record("t", State.WORKING, None, None, None, None, None, 2.0, 2.0)]
     assert len(table) == 1
 
 
 def test_records_are_separate_per_id() -> None:
-    table = table_of(Report("working", "a", app="x"), Report("done", "b", msg="m"))
+    table = table_of(Report(State.WORKING, "a", app="x"), Report(State.DONE, "b", msg="m"))
     assert table.records() == [
-        Record("a", "working", None, None, "x", None, None, 0.0, 0.0),
-        Record("b", "done", None, None, None, None, "m", 1.0, 1.0),
+        Record("a", State.WORKING, None, None, "x", None, None, 0.0, 0.0),
+        Record("b", State.DONE, None, None, None, None, "m", 1.0, 1.0),
     ]
 
 
 def test_clear_removes_the_id_and_everything_under_it() -> None:
     table = table_of(
-        Report("working", "build"),
-        Report("working", "build/test"),
-        Report("working", "builder"),
-        Report("idle"),
+        Report(State.WORKING, "build"),
+        Report(State.WORKING, "build/test"),
+        Report(State.WORKING, "builder"),
+        Report(State.IDLE),
     )
     table.apply(Report("clear", "build"), 9.0)
     assert ids(table) == ["", "builder"]
@@ -76,13 +78,13 @@ def test_clear_removes_the_id_and_everything_under_it() -> None:
 )
 def test_clear_goes_by_whole_segments(cleared: str, kept: list[str]) -> None:
     every = ["", "a", "a/b", "a/b/c", "a.b", "a.b/c", "ab", "b", "b/a"]
-    table = table_of(*(Report("done", record_id) for record_id in every))
+    table = table_of(*(Report(State.DONE, record_id) for record_id in every))
     table.apply(Report("clear", cleared), 99.0)
     assert ids(table) == kept
 
 
 def test_clearing_an_id_without_a_record_is_fine() -> None:
-    table = table_of(Report("done", "x"))
+    table = table_of(Report(State.DONE, "x"))
     table.apply(Report("clear", "nothing/here"), 5.0)
     assert ids(table) == ["x"]
     empty = RecordTable()
@@ -104,7 +106,7 @@ def test_clear_never_creates_a_record() -> None:
 def test_end_of_run_keeps_only_done_and_error() -> None:
     table = table_of(*(Report(state, state) for state in STATES))
     assert table.end_of_run() is True
-    assert ids(table) == sorted(FINISHED_STATES)
+    assert ids(table) == sorted(FINISHED)
     assert table.end_of_run() is False
     assert ids(table) == ["done", "error"]
 
@@ -126,9 +128,9 @@ def test_reset_removes_everything() -> None:
 def test_capacity_evicts_the_least_recently_updated() -> None:
     table = RecordTable()
     for n in range(CAPACITY):
-        table.apply(Report("working", f"r{n}"), float(n))
+        table.apply(Report(State.WORKING, f"r{n}"), float(n))
     assert len(table) == CAPACITY
-    table.apply(Report("working", "new"), 1000.0)
+    table.apply(Report(State.WORKING, "new"), 1000.0)
     assert len(table) == CAPACITY
     assert "r0" not in ids(table)
     assert "r1" in ids(table)
@@ -137,9 +139,9 @@ def test_capacity_evicts_the_least_recently_updated() -> None:
 def test_updating_refreshes_a_record() -> None:
     table = RecordTable()
     for n in range(CAPACITY):
-        table.apply(Report("working", f"r{n}"), float(n))
-    table.apply(Report("done", "r0"), 500.0)  # r0 is now the most recent
-    table.apply(Report("working", "new"), 501.0)
+        table.apply(Report(State.WORKING, f"r{n}"), float(n))
+    table.apply(Report(State.DONE, "r0"), 500.0)  # r0 is now the most recent
+    table.apply(Report(State.WORKING, "new"), 501.0)
     assert "r0" in ids(table)
     assert "r1" not in ids(table)
 
@@ -147,10 +149,10 @@ def test_updating_refreshes_a_record() -> None:
 def test_replacing_an_existing_record_never_evicts() -> None:
     table = RecordTable()
     for n in range(CAPACITY):
-        table.apply(Report("working", f"r{n}"), float(n))
+        table.apply(Report(State.WORKING, f"r{n}"), float(n))
     before = set(ids(table))
     for n in range(CAPACITY):
-        table.apply(Report("done", f"r{n}"), 1000.0 + n)
+        table.apply(Report(State.DONE, f"r{n}"), 1000.0 + n)
     assert set(ids(table)) == before
     assert {record.state for record in table.records()} == {"done"}
 
@@ -158,9 +160,9 @@ def test_replacing_an_existing_record_never_evicts() -> None:
 def test_clearing_frees_room() -> None:
     table = RecordTable()
     for n in range(CAPACITY):
-        table.apply(Report("working", f"r{n}"), float(n))
+        table.apply(Report(State.WORKING, f"r{n}"), float(n))
     table.apply(Report("clear", "r5"), 300.0)
-    table.apply(Report("working", "new"), 301.0)
+    table.apply(Report(State.WORKING, "new"), 301.0)
     assert len(table) == CAPACITY
     assert "r0" in ids(table)
 
@@ -170,14 +172,14 @@ def test_clearing_frees_room() -> None:
 
 def test_app_comes_from_the_nearest_ancestor_that_has_one() -> None:
     table = table_of(
-        Report("working", app="terraform"),
-        Report("working", "deploy/eu"),
-        Report("working", "a", app="alpha"),
-        Report("working", "a/b"),  # no app of its own: alpha
-        Report("working", "a/b/c/d"),  # a/b/c has no record; a/b has no app: alpha
-        Report("working", "a/x", app="own"),
-        Report("working", "a/x/y"),
-        Report("working", "ab"),  # not under "a": terraform
+        Report(State.WORKING, app="terraform"),
+        Report(State.WORKING, "deploy/eu"),
+        Report(State.WORKING, "a", app="alpha"),
+        Report(State.WORKING, "a/b"),  # no app of its own: alpha
+        Report(State.WORKING, "a/b/c/d"),  # a/b/c has no record; a/b has no app: alpha
+        Report(State.WORKING, "a/x", app="own"),
+        Report(State.WORKING, "a/x/y"),
+        Report(State.WORKING, "ab"),  # not under "a": terraform
     )
     assert apps(table) == {
         "": "terraform",
@@ -192,15 +194,15 @@ def test_app_comes_from_the_nearest_ancestor_that_has_one() -> None:
 
 
 def test_app_is_resolved_when_read() -> None:
-    table = table_of(Report("working", "deploy/eu"))
+    table = table_of(Report(State.WORKING, "deploy/eu"))
     assert apps(table) == {"deploy/eu": None}
-    table.apply(Report("working", app="terraform"), 5.0)
+    table.apply(Report(State.WORKING, app="terraform"), 5.0)
     assert apps(table)["deploy/eu"] == "terraform"
-    table.apply(Report("working", app="pulumi"), 6.0)
+    table.apply(Report(State.WORKING, app="pulumi"), 6.0)
     assert apps(table)["deploy/eu"] == "pulumi"
-    table.apply(Report("working"), 7.0)
+    table.apply(Report(State.WORKING), 7.0)
     assert apps(table) == {"": None, "deploy/eu": None}
-    table.apply(Report("working", "deploy", app="helm"), 8.0)
+    table.apply(Report(State.WORKING, "deploy", app="helm"), 8.0)
     assert apps(table)["deploy/eu"] == "helm"
     table.apply(Report("clear", "deploy"), 9.0)
     assert apps(table) == {"": None}
@@ -208,13 +210,13 @@ def test_app_is_resolved_when_read() -> None:
 
 def test_records_are_sorted_by_id() -> None:
     order = ["z", "a/b", "", "a.b", "a", "B", "a/a", "0"]
-    table = table_of(*(Report("idle", record_id) for record_id in order))
+    table = table_of(*(Report(State.IDLE, record_id) for record_id in order))
     assert ids(table) == sorted(order)
     assert ids(table)[0] == ""
 
 
 @pytest.mark.parametrize(("more", "less"), list(itertools.combinations(URGENCY, 2)))
-def test_urgency_order(more: str, less: str) -> None:
+def test_urgency_order(more: State, less: State) -> None:
     assert URGENCY == ("blocked", "error", "working", "done", "idle")
     assert most_urgent([less, more]) == more
     assert most_urgent([more, less, less]) == more
@@ -228,21 +230,21 @@ def test_most_urgent_of_nothing() -> None:
 
 
 def test_root_done_while_a_child_works_is_working() -> None:
-    table = table_of(Report("done"), Report("working", "task"))
+    table = table_of(Report(State.DONE), Report(State.WORKING, "task"))
     assert table.state() == "working"
 
 
 def test_since_holds_while_a_record_repeats_itself_and_moves_on_any_change() -> None:
     table = RecordTable()
-    blocked = Report("blocked", "", "permission", msg="approve?")
+    blocked = Report(State.BLOCKED, "", "permission", msg="approve?")
     table.apply(blocked, 1.0)
     table.apply(blocked, 2.0)
     assert [(r.updated_at, r.since) for r in table.records()] == [(2.0, 1.0)]
-    table.apply(Report("blocked", "", "permission", msg="approve!"), 3.0)
+    table.apply(Report(State.BLOCKED, "", "permission", msg="approve!"), 3.0)
     assert [r.since for r in table.records()] == [3.0]
     # Flapping: every flip is a change, so the prompt is never older than its last flip.
     for step in range(10):
-        table.apply(blocked if step % 2 else Report("working"), 4.0 + step)
+        table.apply(blocked if step % 2 else Report(State.WORKING), 4.0 + step)
         assert [r.since for r in table.records()] == [4.0 + step]
     table.apply(Report("clear"), 20.0)
     table.apply(blocked, 21.0)
@@ -302,7 +304,7 @@ class Model:
         return [
             Record(
                 record_id,
-                entry.report.state,
+                cast(State, entry.report.state),  # the model keeps no report of CLEAR
                 entry.report.kind,
                 entry.report.progress,
                 self.app_of(record_id),
@@ -372,7 +374,7 @@ class TableMachine(RuleBasedStateMachine):
     @rule(
         count=st.one_of(st.integers(1, 20), st.integers(CAPACITY - 10, CAPACITY + 10)), state=states
     )
-    def flood(self, count: int, state: str) -> None:
+    def flood(self, count: int, state: State) -> None:
         # Enough distinct records at once to reach the capacity within a short run.
         for _ in range(count):
             self.flooded += 1
@@ -386,7 +388,7 @@ class TableMachine(RuleBasedStateMachine):
         if not self.model.entries:
             return
         record_id = data.draw(st.sampled_from(sorted(self.model.entries)))
-        report = Report("done", record_id)
+        report = Report(State.DONE, record_id)
         now = self.tick()
         self.table.apply(report, now)
         self.model.apply(report, now)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from helpers.data import b64
@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from tray.protocol.output_events import RawReport
 from tray.protocol.report import (
+    CLEAR,
     KINDS,
     MAX_APP,
     MAX_ID,
@@ -22,6 +23,7 @@ from tray.protocol.report import (
     MAX_TITLE_DECODED,
     MAX_TITLE_ENCODED,
     STATES,
+    Clear,
     Report,
     ReportError,
     encode_body,
@@ -30,6 +32,7 @@ from tray.protocol.report import (
     validate,
 )
 from tray.protocol.scanner import MAX_SEQUENCE, Scanner
+from tray.protocol.state import State
 
 SETTINGS = settings(max_examples=200, deadline=None)
 
@@ -47,12 +50,12 @@ def parse(body: str) -> Report | None:
 
 
 def test_minimal_report_is_the_root() -> None:
-    assert parse("state=idle") == Report("idle")
+    assert parse("state=idle") == Report(State.IDLE)
     assert parse("state=clear") == Report("clear")
 
 
 @pytest.mark.parametrize("state", STATES)
-def test_every_state(state: str) -> None:
+def test_every_state(state: State) -> None:
     assert parse(f"state={state}") == Report(state)
 
 
@@ -87,7 +90,7 @@ def test_missing_or_unknown_state_discards(body: str) -> None:
     ],
 )
 def test_space_and_tab_around_key_and_value_are_trimmed(body: str) -> None:
-    assert parse(body) == Report("working")
+    assert parse(body) == Report(State.WORKING)
 
 
 @pytest.mark.parametrize(
@@ -128,49 +131,51 @@ def test_other_whitespace_is_not_trimmed_and_makes_the_pair_malformed(body: str)
 )
 def test_malformed_pair_is_skipped_and_the_rest_applies(malformed: str) -> None:
     body = f"state=working:{malformed}:app=ok".encode("latin-1")
-    assert parse_body(body) == Report("working", app="ok")
+    assert parse_body(body) == Report(State.WORKING, app="ok")
     # A malformed pair never replaces an earlier well-formed one.
     body = f"state=done:app=first:{malformed}".encode("latin-1")
-    assert parse_body(body) == Report("done", app="first")
+    assert parse_body(body) == Report(State.DONE, app="first")
 
 
 def test_pair_splits_at_its_first_equals_sign() -> None:
     # "a=b" is a well-formed value (the set holds "="), but not a valid app: absent.
-    assert parse("state=done:app=a=b") == Report("done")
-    assert parse("state=done:msg=QQ==") == Report("done", msg="A")
+    assert parse("state=done:app=a=b") == Report(State.DONE)
+    assert parse("state=done:msg=QQ==") == Report(State.DONE, msg="A")
 
 
 def test_every_value_byte_in_the_set_is_accepted_by_an_unknown_key() -> None:
     value = "ABCXYZabcxyz0189_.,+/=-"
-    assert parse(f"future={value}:state=done") == Report("done")
+    assert parse(f"future={value}:state=done") == Report(State.DONE)
 
 
 @pytest.mark.parametrize("key", ["future", "x", "z" * 16, "states", "ids", "apps"])
 def test_unknown_keys_are_ignored(key: str) -> None:
-    assert parse(f"{key}=yes:state=working:{key}=no") == Report("working")
+    assert parse(f"{key}=yes:state=working:{key}=no") == Report(State.WORKING)
 
 
 def test_last_well_formed_pair_wins() -> None:
-    assert parse("state=idle:app=a:state=done:app=b") == Report("done", app="b")
-    assert parse("state=working:state=b@d") == Report("working")
-    assert parse("state=working:id=a:id=b") == Report("working", id="b")
-    assert parse("state=done:msg=" + b64("one") + ":msg=" + b64("two")) == Report("done", msg="two")
+    assert parse("state=idle:app=a:state=done:app=b") == Report(State.DONE, app="b")
+    assert parse("state=working:state=b@d") == Report(State.WORKING)
+    assert parse("state=working:id=a:id=b") == Report(State.WORKING, id="b")
+    assert parse("state=done:msg=" + b64("one") + ":msg=" + b64("two")) == Report(
+        State.DONE, msg="two"
+    )
 
 
 @pytest.mark.parametrize(
     ("body", "expected"),
     [
-        ("state=working:progress=50:progress=1_0", Report("working")),
-        ("state=working:app=good:app=a/b", Report("working")),
-        ("state=working:app=good:app=a,b", Report("working")),
-        ("state=blocked:kind=auth:kind=dance", Report("blocked")),
+        ("state=working:progress=50:progress=1_0", Report(State.WORKING)),
+        ("state=working:app=good:app=a/b", Report(State.WORKING)),
+        ("state=working:app=good:app=a,b", Report(State.WORKING)),
+        ("state=blocked:kind=auth:kind=dance", Report(State.BLOCKED)),
         ("state=working:state=IDLE", None),
         ("state=working:id=a:id=a//b", None),
-        ("state=working:id=a//b:id=a", Report("working", id="a")),
+        ("state=working:id=a//b:id=a", Report(State.WORKING, id="a")),
         ("state=done:msg=" + b64("ok") + ":msg=QQ=", None),
-        ("state=done:msg=QQ=:msg=" + b64("ok"), Report("done", msg="ok")),
-        ("state=done:msg=" + b64("ok") + ":msg=", Report("done")),
-        ("state=done:title=" + b64("ok") + ":title=", Report("done")),
+        ("state=done:msg=QQ=:msg=" + b64("ok"), Report(State.DONE, msg="ok")),
+        ("state=done:msg=" + b64("ok") + ":msg=", Report(State.DONE)),
+        ("state=done:title=" + b64("ok") + ":title=", Report(State.DONE)),
     ],
 )
 def test_invalid_for_field_value_still_replaces_an_earlier_valid_one(
@@ -183,27 +188,29 @@ def test_invalid_for_field_value_still_replaces_an_earlier_valid_one(
 
 
 def test_key_of_16_bytes_is_fine_and_17_discards_the_whole_report() -> None:
-    assert parse("state=done:" + "k" * 16 + "=1") == Report("done")
-    assert parse("state=done: " + "k" * 16 + "\t=1") == Report("done")
+    assert parse("state=done:" + "k" * 16 + "=1") == Report(State.DONE)
+    assert parse("state=done: " + "k" * 16 + "\t=1") == Report(State.DONE)
     assert parse("state=done:" + "k" * 17 + "=1") is None
     assert parse("k" * 17 + "=1:state=done") is None
     # The limit holds for any key, even in a pair that is otherwise malformed.
     assert parse("state=done:" + "k" * 17 + "=b@d") is None
     assert parse("state=done:" + "K" * 17 + "=1") is None
     # Without "=" there is no key at all, only a malformed pair.
-    assert parse("state=done:" + "k" * 40) == Report("done")
+    assert parse("state=done:" + "k" * 40) == Report(State.DONE)
 
 
 def test_title_encoded_and_decoded_limits() -> None:
     exact = "t" * MAX_TITLE_DECODED
     encoded = b64(exact)
     assert len(encoded) == MAX_TITLE_ENCODED
-    assert parse("state=done:title=" + encoded) == Report("done", title=exact)
+    assert parse("state=done:title=" + encoded) == Report(State.DONE, title=exact)
     over = b64("t" * (MAX_TITLE_DECODED + 1), pad=False)
     assert len(over) == MAX_TITLE_ENCODED + 2
     assert parse("state=done:title=" + over) is None
     # Multi-byte text counts in UTF-8 bytes: 64 three-byte characters is 192 bytes.
-    assert parse("state=done:title=" + b64("\u2603" * 64)) == Report("done", title="\u2603" * 64)
+    assert parse("state=done:title=" + b64("\u2603" * 64)) == Report(
+        State.DONE, title="\u2603" * 64
+    )
     assert parse("state=done:title=" + b64("\u2603" * 64 + "x")) is None
 
 
@@ -211,8 +218,8 @@ def test_msg_encoded_and_decoded_limits() -> None:
     exact = "m" * MAX_MSG_DECODED
     padded, unpadded = b64(exact), b64(exact, pad=False)
     assert (len(padded), len(unpadded)) == (MAX_MSG_ENCODED, MAX_MSG_ENCODED - 1)
-    assert parse("state=done:msg=" + padded) == Report("done", msg=exact)
-    assert parse("state=done:msg=" + unpadded) == Report("done", msg=exact)
+    assert parse("state=done:msg=" + padded) == Report(State.DONE, msg=exact)
+    assert parse("state=done:msg=" + unpadded) == Report(State.DONE, msg=exact)
     # 2049 bytes encode to exactly 2732 characters: within the encoded limit, over the
     # decoded one.
     over = b64("m" * (MAX_MSG_DECODED + 1))
@@ -244,7 +251,7 @@ def test_encoded_limit_on_its_own(field: str, fits: str, too_long: str) -> None:
 def test_encoded_limit_counts_after_trimming() -> None:
     exact = b64("t" * MAX_TITLE_DECODED)
     assert parse("state=done:title=  " + exact + "\t") == Report(
-        "done", title="t" * MAX_TITLE_DECODED
+        State.DONE, title="t" * MAX_TITLE_DECODED
     )
 
 
@@ -328,11 +335,15 @@ def test_bad_characters_within_the_size_only_make_the_field_absent(pair: str, fi
 
 def test_id_segment_limits_on_a_losing_occurrence() -> None:
     # Malformed ids that are within every size only lose to the later pair.
-    assert parse("state=working:id=a//b:id=a") == Report("working", id="a")
-    assert parse("state=working:id=" + "/".join("abcdefgh") + ":id=a") == Report("working", id="a")
-    assert parse("state=working:id=" + "x" * MAX_ID_SEGMENT + ":id=a") == Report("working", id="a")
+    assert parse("state=working:id=a//b:id=a") == Report(State.WORKING, id="a")
+    assert parse("state=working:id=" + "/".join("abcdefgh") + ":id=a") == Report(
+        State.WORKING, id="a"
+    )
+    assert parse("state=working:id=" + "x" * MAX_ID_SEGMENT + ":id=a") == Report(
+        State.WORKING, id="a"
+    )
     assert parse("state=working:id=" + "/" * (MAX_ID_SEGMENTS - 1) + ":id=a") == Report(
-        "working", id="a"
+        State.WORKING, id="a"
     )
 
 
@@ -349,14 +360,14 @@ def _agree(report: Report, body: str) -> None:
 
 @pytest.mark.parametrize("size", range(MAX_APP - 2, MAX_APP + 3))
 def test_encode_and_parse_agree_on_the_app_limit(size: int) -> None:
-    _agree(Report("done", app="a" * size), "state=done:app=" + "a" * size)
+    _agree(Report(State.DONE, app="a" * size), "state=done:app=" + "a" * size)
 
 
 @pytest.mark.parametrize("size", range(MAX_ID_SEGMENT - 1, MAX_ID_SEGMENT + 2))
 @pytest.mark.parametrize("count", range(MAX_ID_SEGMENTS - 1, MAX_ID_SEGMENTS + 2))
 def test_encode_and_parse_agree_on_the_id_limits(size: int, count: int) -> None:
     record_id = "/".join([f"{n}" * size for n in range(count)])
-    _agree(Report("done", id=record_id), "state=done:id=" + record_id)
+    _agree(Report(State.DONE, id=record_id), "state=done:id=" + record_id)
 
 
 @pytest.mark.parametrize("size", range(MAX_ID - 2, MAX_ID + 3))
@@ -364,7 +375,7 @@ def test_encode_and_parse_agree_on_the_id_length(size: int) -> None:
     head = "/".join(["y" * MAX_ID_SEGMENT] * 3) + "/"
     record_id = head + "z" * (size - len(head))
     assert len(record_id) == size
-    _agree(Report("done", id=record_id), "state=done:id=" + record_id)
+    _agree(Report(State.DONE, id=record_id), "state=done:id=" + record_id)
 
 
 @pytest.mark.parametrize(
@@ -373,8 +384,10 @@ def test_encode_and_parse_agree_on_the_id_length(size: int) -> None:
 @pytest.mark.parametrize("delta", [-1, 0, 1, 2, 3])
 def test_encode_and_parse_agree_on_the_text_limits(field: str, limit: int, delta: int) -> None:
     text = "t" * (limit + delta)
-    _agree(with_field(Report("done"), field, text), f"state=done:{field}={b64(text)}")
-    _agree(with_field(Report("done"), field, text), f"state=done:{field}={b64(text, pad=False)}")
+    _agree(with_field(Report(State.DONE), field, text), f"state=done:{field}={b64(text)}")
+    _agree(
+        with_field(Report(State.DONE), field, text), f"state=done:{field}={b64(text, pad=False)}"
+    )
 
 
 # --- protocol.md's examples at the parser (14 to 20 run end to end in test_captures.py) ---
@@ -394,29 +407,29 @@ def example(text: str) -> bytes:
             "E]7501;state=blocked:kind=permission:app=terraform:"
             "msg=QXBwbHkgMyB0byBhZGQsIDEgdG8gY2hhbmdlLCAwIHRvIGRlc3Ryb3k/ST",
             Report(
-                "blocked",
+                State.BLOCKED,
                 kind="permission",
                 app="terraform",
                 msg="Apply 3 to add, 1 to change, 0 to destroy?",
             ),
         ),
-        ("E]7501;state=done:msg=UGxhbgBEL", Report("done", msg="Plan")),
-        ("E]7501; state = working :\\tapp=cargo\\tST", Report("working", app="cargo")),
-        ("E]7501;state=idle:app=a:state=done:app=bST", Report("done", app="b")),
+        ("E]7501;state=done:msg=UGxhbgBEL", Report(State.DONE, msg="Plan")),
+        ("E]7501; state = working :\\tapp=cargo\\tST", Report(State.WORKING, app="cargo")),
+        ("E]7501;state=idle:app=a:state=done:app=bST", Report(State.DONE, app="b")),
         (
             "E]7501;garbage:=x:Bad=1:app=b@d:future=yes:state=working:app=ok:::ST",
-            Report("working", app="ok"),
+            Report(State.WORKING, app="ok"),
         ),
-        ("E]7501;state=working:kind=auth:progress=10ST", Report("working", progress=10)),
-        ("E]7501;state=done:kind=auth:progress=10ST", Report("done")),
-        ("E]7501;state=blocked:kind=dance:progress=007ST", Report("blocked", progress=7)),
+        ("E]7501;state=working:kind=auth:progress=10ST", Report(State.WORKING, progress=10)),
+        ("E]7501;state=done:kind=auth:progress=10ST", Report(State.DONE)),
+        ("E]7501;state=blocked:kind=dance:progress=007ST", Report(State.BLOCKED, progress=7)),
         ("E]7501;state=done:msg=YQpiST", None),
         ("E]7501;state=done:msg=QQ=ST", None),
         ("E]7501;state=IDLEST", None),
         ("E]7501;app=cargoST", None),
         ("E]7501;state=working:id=a//bST", None),
         ("E]7501;state=clear:id=a/b/c/d/e/f/g/h/iST", None),
-        ("E]7501;state=done:msg=5a6J5YWoST", Report("done", msg="\u5b89\u5168")),
+        ("E]7501;state=done:msg=5a6J5YWoST", Report(State.DONE, msg="\u5b89\u5168")),
     ],
 )
 def test_protocol_examples_1_to_13(line: str, expected: Report | None) -> None:
@@ -447,7 +460,7 @@ def test_example_3_trims_real_tabs() -> None:
     ],
 )
 def test_valid_ids(record_id: str) -> None:
-    assert parse(f"state=working:id={record_id}") == Report("working", id=record_id)
+    assert parse(f"state=working:id={record_id}") == Report(State.WORKING, id=record_id)
 
 
 @pytest.mark.parametrize(
@@ -471,8 +484,8 @@ def test_invalid_id_discards_the_whole_report(record_id: str) -> None:
 
 
 def test_id_with_disallowed_byte_is_a_malformed_pair_and_skipped() -> None:
-    assert parse("state=working:id=a@b") == Report("working")
-    assert parse("state=working:id=ok:id=a b") == Report("working", id="ok")
+    assert parse("state=working:id=a@b") == Report(State.WORKING)
+    assert parse("state=working:id=ok:id=a b") == Report(State.WORKING, id="ok")
 
 
 # --- kind, progress, app ------------------------------------------------------------------------
@@ -480,14 +493,15 @@ def test_id_with_disallowed_byte_is_a_malformed_pair_and_skipped() -> None:
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_kind_only_with_blocked(kind: str) -> None:
-    assert parse(f"state=blocked:kind={kind}") == Report("blocked", kind=kind)
-    for state in ("idle", "working", "done", "error", "clear"):
+    assert parse(f"state=blocked:kind={kind}") == Report(State.BLOCKED, kind=kind)
+    others: tuple[State | Clear, ...] = (State.IDLE, State.WORKING, State.DONE, State.ERROR, CLEAR)
+    for state in others:
         assert parse(f"state={state}:kind={kind}") == Report(state)
 
 
 @pytest.mark.parametrize("kind", ["dance", "Permission", "", "permission2", "auth,question"])
 def test_unknown_kind_leaves_a_blocked_report_without_kind(kind: str) -> None:
-    assert parse(f"state=blocked:kind={kind}") == Report("blocked")
+    assert parse(f"state=blocked:kind={kind}") == Report(State.BLOCKED)
 
 
 @pytest.mark.parametrize(
@@ -510,15 +524,16 @@ def test_unknown_kind_leaves_a_blocked_report_without_kind(kind: str) -> None:
     ],
 )
 def test_progress(value: str, expected: int | None) -> None:
-    assert parse(f"state=working:progress={value}") == Report("working", progress=expected)
-    assert parse(f"state=blocked:progress={value}") == Report("blocked", progress=expected)
-    for state in ("idle", "done", "error", "clear"):
+    assert parse(f"state=working:progress={value}") == Report(State.WORKING, progress=expected)
+    assert parse(f"state=blocked:progress={value}") == Report(State.BLOCKED, progress=expected)
+    others: tuple[State | Clear, ...] = (State.IDLE, State.DONE, State.ERROR, CLEAR)
+    for state in others:
         assert parse(f"state={state}:progress={value}") == Report(state)
 
 
 def test_unicode_digits_are_not_a_progress() -> None:
     # "\u0661" (ARABIC-INDIC DIGIT ONE) is not in the value set at all.
-    assert parse_body("state=working:progress=\u0661".encode()) == Report("working")
+    assert parse_body("state=working:progress=\u0661".encode()) == Report(State.WORKING)
 
 
 @pytest.mark.parametrize(
@@ -535,7 +550,7 @@ def test_unicode_digits_are_not_a_progress() -> None:
     ],
 )
 def test_app(value: str, expected: str | None) -> None:
-    assert parse(f"state=working:app={value}") == Report("working", app=expected)
+    assert parse(f"state=working:app={value}") == Report(State.WORKING, app=expected)
 
 
 # --- base64 text ------------------------------------------------------------------------------
@@ -558,7 +573,7 @@ def test_app(value: str, expected: str | None) -> None:
 )
 @pytest.mark.parametrize("field", ["title", "msg"])
 def test_base64_accepted(field: str, value: str, text: str) -> None:
-    assert parse(f"state=done:{field}={value}") == with_field(Report("done"), field, text)
+    assert parse(f"state=done:{field}={value}") == with_field(Report(State.DONE), field, text)
 
 
 @pytest.mark.parametrize(
@@ -628,27 +643,27 @@ def test_text_that_is_not_utf8_discards(field: str, raw: bytes) -> None:
 def test_control_characters_discard(field: str, char: str) -> None:
     assert parse(f"state=done:{field}={b64('a' + char + 'b')}") is None
     with pytest.raises(ReportError):
-        encode_body(with_field(Report("done"), field, "a" + char + "b"))
+        encode_body(with_field(Report(State.DONE), field, "a" + char + "b"))
 
 
 @pytest.mark.parametrize("char", [" ", "~", "\xa0", "\xad", "\u2028", "\u202e", "\U0001f600"])
 @pytest.mark.parametrize("field", ["title", "msg"])
 def test_neighbours_of_control_characters_are_text(field: str, char: str) -> None:
     text = "a" + char + "b"
-    assert parse(f"state=done:{field}={b64(text)}") == with_field(Report("done"), field, text)
+    assert parse(f"state=done:{field}={b64(text)}") == with_field(Report(State.DONE), field, text)
 
 
 @pytest.mark.parametrize("field", ["title", "msg"])
 def test_empty_text_means_absent(field: str) -> None:
-    assert parse(f"state=done:{field}=") == Report("done")
-    assert parse(f"state=done:{field}= \t") == Report("done")
+    assert parse(f"state=done:{field}=") == Report(State.DONE)
+    assert parse(f"state=done:{field}= \t") == Report(State.DONE)
 
 
 # --- encode and validate ----------------------------------------------------------------------
 
 
 def test_encode_body_and_sequence() -> None:
-    report = Report("blocked", "a/b", "permission", 7, "terraform", "T", "Apply?")
+    report = Report(State.BLOCKED, "a/b", "permission", 7, "terraform", "T", "Apply?")
     body = encode_body(report)
     assert body == (
         b"state=blocked:id=a/b:kind=permission:progress=7:app=terraform"
@@ -660,7 +675,7 @@ def test_encode_body_and_sequence() -> None:
 
 def test_the_largest_report_fits_in_one_sequence() -> None:
     report = Report(
-        "blocked",
+        State.BLOCKED,
         "/".join(["i" * 32] * 3) + "/" + "z" * 29,
         "permission",
         100,
@@ -722,28 +737,30 @@ INVALID_FIELDS: list[tuple[str, object]] = [
 
 @pytest.mark.parametrize(("field", "value"), INVALID_FIELDS)
 def test_validate_rejects_each_invalid_field(field: str, value: object) -> None:
-    report = with_field(Report("blocked"), field, value)
+    report = with_field(Report(State.BLOCKED), field, value)
     with pytest.raises(ReportError):
         validate(report)
     with pytest.raises(ReportError):
         encode_body(report)
 
 
-@pytest.mark.parametrize("state", ["idle", "done", "error", "clear", "working"])
-def test_kind_with_a_state_other_than_blocked_is_rejected(state: str) -> None:
+@pytest.mark.parametrize("state", [State.IDLE, State.DONE, State.ERROR, CLEAR, State.WORKING])
+def test_kind_with_a_state_other_than_blocked_is_rejected(state: State | Clear) -> None:
     with pytest.raises(ReportError, match="kind"):
         validate(Report(state, kind="permission"))
 
 
-@pytest.mark.parametrize("state", ["idle", "done", "error", "clear"])
-def test_progress_with_a_state_other_than_working_or_blocked_is_rejected(state: str) -> None:
+@pytest.mark.parametrize("state", [State.IDLE, State.DONE, State.ERROR, CLEAR])
+def test_progress_with_a_state_other_than_working_or_blocked_is_rejected(
+    state: State | Clear,
+) -> None:
     with pytest.raises(ReportError, match="progress"):
         validate(Report(state, progress=5))
 
 
 def test_report_error_messages_are_one_line() -> None:
     for field, value in INVALID_FIELDS:
-        report = with_field(Report("blocked"), field, value)
+        report = with_field(Report(State.BLOCKED), field, value)
         with pytest.raises(ReportError) as error:
             validate(report)
         assert "\n" not in str(error.value)
@@ -771,7 +788,8 @@ def texts(limit: int) -> st.SearchStrategy[str | None]:
 
 @st.composite
 def valid_reports(draw: st.DrawFn) -> Report:
-    state = draw(st.sampled_from((*STATES, "clear")))
+    choices: tuple[State | Clear, ...] = (*STATES, CLEAR)
+    state = draw(st.sampled_from(choices))
     return Report(
         state=state,
         id=draw(ids),
@@ -848,7 +866,9 @@ def invalid_reports(draw: st.DrawFn) -> Report:
     report = draw(valid_reports())
     field, value = draw(st.sampled_from(INVALID_FIELDS))
     if field == "state":
-        return dataclasses.replace(report, state=str(value), kind=None, progress=None)
+        # A state from outside, unchecked, as `tray emit` takes it: validate must refuse it.
+        unchecked = cast(State, str(value))
+        return dataclasses.replace(report, state=unchecked, kind=None, progress=None)
     return with_field(report, field, value)
 
 

@@ -21,16 +21,18 @@ from pathlib import Path
 
 import pytest
 from app.test_app_answer_remote import LOG, FakeNotifier, FakePolicy, as_the_app_has_it
-from helpers.sshd import Remote, Sshd, client_environ, host_config, make_session
+from helpers.fake_launcher import FakeLauncher
+from helpers.host_sessions import make_session
+from helpers.sshd import Remote, Sshd, client_environ, host_config
 from helpers.sshd_fixtures import Recorder
 from helpers.waiting import wait_for
 
-from remote.test_answer_remote import SESSION_ID, PlayedLauncher, blocked
+from remote.test_answer_remote import SESSION_ID, blocked, remote_launcher
 from remote.test_stream import Stream, streaming
 from tray.app.answer_dispatch import AnswerDispatcher, AnswerRoutes
-from tray.app.messages import Answer
 from tray.core.answers.gate import SETTLE
 from tray.core.hosts.ssh_commands import HostConfig
+from tray.core.worker.user_actions import Answer
 from tray.remote.frames import (
     ANSWERED,
     ANSWERS_VERSION,
@@ -149,13 +151,6 @@ def frames_until(stream: Stream, kind: str, timeout: float = 20.0) -> list[Frame
     raise AssertionError(f"the stream ended before a {kind} frame")
 
 
-@pytest.fixture
-def state_dir(tmp_path: Path) -> Path:
-    path = tmp_path / "state"
-    path.mkdir(mode=0o700)
-    return path
-
-
 def test_the_stream_says_it_takes_answers(state_dir: Path) -> None:
     with streaming(state_dir) as stream:
         first = stream.next_frame()
@@ -257,8 +252,8 @@ def linked(host: HostConfig, recorder: Recorder) -> Iterator[HostLink]:
 
 
 @pytest.fixture
-def launcher(remote: Remote) -> Iterator[PlayedLauncher]:
-    played = PlayedLauncher(remote, [blocked(time.time() - SETTLE - 1)])
+def launcher(remote: Remote) -> Iterator[FakeLauncher]:
+    played = remote_launcher(remote, [blocked(time.time() - SETTLE - 1)])
     played.thread.start()
     yield played
     played.stop.set()
@@ -266,14 +261,14 @@ def launcher(remote: Remote) -> Iterator[PlayedLauncher]:
     played.socket.close()
 
 
-def since_of(launcher: PlayedLauncher) -> float:
+def since_of(launcher: FakeLauncher) -> float:
     since = launcher.records[0].since
     assert since is not None
     return since
 
 
 def test_approve_over_the_open_link_types_with_no_new_ssh(
-    tmp_path: Path, sshd: Sshd, remote: Remote, recorder: Recorder, launcher: PlayedLauncher
+    tmp_path: Path, sshd: Sshd, remote: Remote, recorder: Recorder, launcher: FakeLauncher
 ) -> None:
     host = host_config(sshd, remote, remote_command=logged_remote(tmp_path, remote))
     with linked(host, recorder) as link:
@@ -289,7 +284,7 @@ def test_approve_over_the_open_link_types_with_no_new_ssh(
 
 
 def test_a_stale_since_is_refused_with_the_launchers_reason(
-    tmp_path: Path, sshd: Sshd, remote: Remote, recorder: Recorder, launcher: PlayedLauncher
+    tmp_path: Path, sshd: Sshd, remote: Remote, recorder: Recorder, launcher: FakeLauncher
 ) -> None:
     host = host_config(sshd, remote, remote_command=logged_remote(tmp_path, remote))
     with linked(host, recorder) as link:
@@ -309,7 +304,7 @@ def test_a_stale_since_is_refused_with_the_launchers_reason(
 
 
 def test_garbage_on_the_links_stdin_is_ignored_and_the_link_goes_on(
-    tmp_path: Path, sshd: Sshd, remote: Remote, recorder: Recorder, launcher: PlayedLauncher
+    tmp_path: Path, sshd: Sshd, remote: Remote, recorder: Recorder, launcher: FakeLauncher
 ) -> None:
     host = host_config(sshd, remote, remote_command=logged_remote(tmp_path, remote))
     with linked(host, recorder) as link:
@@ -337,7 +332,7 @@ def app_desk(tmp_path: Path, host: HostConfig, link: HostLink | None) -> AnswerD
 
 
 def test_the_app_answers_over_the_link(
-    tmp_path: Path, sshd: Sshd, remote: Remote, recorder: Recorder, launcher: PlayedLauncher
+    tmp_path: Path, sshd: Sshd, remote: Remote, recorder: Recorder, launcher: FakeLauncher
 ) -> None:
     host = host_config(sshd, remote, remote_command=logged_remote(tmp_path, remote))
     since = since_of(launcher)
@@ -356,7 +351,7 @@ def test_the_app_answers_over_the_link(
 
 
 def test_with_the_link_down_the_app_answers_by_one_ssh(
-    tmp_path: Path, sshd: Sshd, remote: Remote, recorder: Recorder, launcher: PlayedLauncher
+    tmp_path: Path, sshd: Sshd, remote: Remote, recorder: Recorder, launcher: FakeLauncher
 ) -> None:
     host = host_config(sshd, remote, remote_command=logged_remote(tmp_path, remote))
     since = since_of(launcher)
@@ -374,7 +369,7 @@ def test_with_the_link_down_the_app_answers_by_one_ssh(
 
 
 def test_an_older_remote_is_answered_by_one_ssh(
-    tmp_path: Path, sshd: Sshd, remote: Remote, recorder: Recorder, launcher: PlayedLauncher
+    tmp_path: Path, sshd: Sshd, remote: Remote, recorder: Recorder, launcher: FakeLauncher
 ) -> None:
     # An older tray there says nothing of answers in its documents.
     older = logged_remote(tmp_path, remote, "sed -u 's/,\"takes_answers\":1//'")
@@ -398,7 +393,6 @@ def test_no_reply_in_time_is_left_to_the_one_shot(
     host = host_config(sshd, remote, remote_command=silent)
     remote.write(make_session(SESSION_ID, alive=False))
     with linked(host, recorder) as link:
-        started = time.monotonic()
+        # No reply ever comes: only the answer's own timeout returns.
         assert link.answer(SESSION_ID, "approve", None, None, timeout=1.0) is None
-        assert time.monotonic() - started < 5.0
         assert link.status.state == "connected"

@@ -16,83 +16,59 @@ from __future__ import annotations
 
 import io
 import os
-import select
-import shutil
-import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers.answer_keys import SHIPPED_SETTINGS
+from helpers.fake_launcher import FakeLauncher
 from helpers.sshd import Remote, client_environ, hosts_toml, run_tmux
 from helpers.waiting import wait_for
 
 from tray.cli import main
-from tray.core.answers.gate import SETTLE, Decision, Request, decide
+from tray.core.answers.gate import SETTLE
 from tray.core.hosts.ssh_commands import HostConfig
 from tray.core.session.model import Session
-from tray.launcher.answer_socket import AnswerSocket, socket_path
 from tray.protocol.records import Record
+from tray.protocol.state import State
 from tray.remote.actions import answer_remote, fetch_state
 from tray.state.environment import Environment
-from tray.state.store import process_start_token
+from tray.state.liveness import process_start_token
 
 SESSION_ID = "4242-abc123"
 
 
 def blocked(since: float, record_id: str = "") -> Record:
-    return Record(record_id, "blocked", "permission", None, "claude-code", None, None, since, since)
+    return Record(
+        record_id, State.BLOCKED, "permission", None, "claude-code", None, None, since, since
+    )
 
 
-class PlayedLauncher:
-    """The remote session's launcher, played by a thread: the real socket and gate."""
-
-    def __init__(self, remote: Remote, records: list[Record]) -> None:
-        self.records = records
-        self.typed: list[bytes] = []
-        self.stop = threading.Event()
-        self.socket = AnswerSocket(
-            socket_path(remote.state_dir, SESSION_ID), self.gate, self.type_keys, clock=time.time
+def remote_launcher(remote: Remote, records: list[Record]) -> FakeLauncher:
+    """The remote session's launcher, played by a thread (started by the caller): its
+    session file on the remote, and the real socket and gate behind it."""
+    remote.write(
+        Session(
+            id=SESSION_ID,
+            name="api-server",
+            command=("claude",),
+            cwd="/home/me/api-server",
+            pid=os.getpid(),
+            child_pid=None,
+            started_at=1.0,
+            updated_at=2.0,
+            source="program",
+            records=tuple(records),
+            pid_start=process_start_token(os.getpid()),
         )
-        self.thread = threading.Thread(target=self.loop, daemon=True)
-        remote.write(
-            Session(
-                id=SESSION_ID,
-                name="api-server",
-                command=("claude",),
-                cwd="/home/me/api-server",
-                pid=os.getpid(),
-                child_pid=None,
-                started_at=1.0,
-                updated_at=2.0,
-                source="program",
-                records=tuple(records),
-                pid_start=process_start_token(os.getpid()),
-            )
-        )
-
-    def gate(self, request: Request) -> Decision:
-        return decide(tuple(self.records), request, None, SHIPPED_SETTINGS)
-
-    def type_keys(self, keys: bytes) -> bool:
-        self.typed.append(keys)
-        return True
-
-    def loop(self) -> None:
-        while not self.stop.is_set():
-            wait = self.socket.timeout()
-            ready, _, _ = select.select(self.socket.fds(), [], [], min(wait or 0.05, 0.05))
-            for fd in ready:
-                self.socket.on_readable(fd)
-            self.socket.tick()
+    )
+    return FakeLauncher(remote.state_dir, SESSION_ID, records, serving=False)
 
 
 @pytest.fixture
-def played(remote: Remote) -> Iterator[PlayedLauncher]:
-    launcher = PlayedLauncher(remote, [blocked(time.time() - SETTLE - 1)])
+def played(remote: Remote) -> Iterator[FakeLauncher]:
+    launcher = remote_launcher(remote, [blocked(time.time() - SETTLE - 1)])
     launcher.thread.start()
     yield launcher
     launcher.stop.set()
@@ -119,9 +95,7 @@ def tray_answer(tmp_path: Path, host: HostConfig, *words: str) -> tuple[int, str
     return code, stderr.getvalue()
 
 
-def test_answer_remote_reaches_the_remote_launcher(
-    host: HostConfig, played: PlayedLauncher
-) -> None:
+def test_answer_remote_reaches_the_remote_launcher(host: HostConfig, played: FakeLauncher) -> None:
     since = played.records[0].since
     assert since is not None
     ok, line = answer_remote(host, SESSION_ID, "approve", None, since, environ=client_environ())
@@ -136,7 +110,7 @@ def test_answer_remote_reaches_the_remote_launcher(
 
 
 def test_a_remote_refusal_is_the_remote_launchers_reason(
-    host: HostConfig, played: PlayedLauncher
+    host: HostConfig, played: FakeLauncher
 ) -> None:
     ok, line = answer_remote(host, SESSION_ID, "approve", None, 12.5, environ=client_environ())
     assert (ok, line) == (False, "api-server: the prompt has changed; not answered")
@@ -145,7 +119,7 @@ def test_a_remote_refusal_is_the_remote_launchers_reason(
     assert played.typed == []
 
 
-def test_tray_answer_with_host(tmp_path: Path, host: HostConfig, played: PlayedLauncher) -> None:
+def test_tray_answer_with_host(tmp_path: Path, host: HostConfig, played: FakeLauncher) -> None:
     since = played.records[0].since
     assert tray_answer(tmp_path, host, SESSION_ID, "approve", "--since", repr(since)) == (0, "")
     assert played.typed == [b"1"]
@@ -198,18 +172,6 @@ data = os.read(0, 64)
 with open(sys.argv[1], "wb") as out:
     out.write(data)
 """
-
-
-@pytest.fixture
-def tmux_socket(tmp_path: Path) -> Iterator[Path]:
-    if shutil.which("tmux") is None:
-        pytest.fail("needs tmux (make test installs it)")
-    socket = tmp_path / "tmux.sock"
-    run_tmux(socket, "new-session", "-d", "-s", "work", "-x", "100", "-y", "30")
-    try:
-        yield socket
-    finally:
-        subprocess.run(["tmux", "-S", str(socket), "kill-server"], timeout=10, check=False)
 
 
 def test_the_keys_reach_a_real_remote_program(

@@ -8,23 +8,26 @@ remote's own state directory, so the pane and socket are what a launcher records
 from __future__ import annotations
 
 import dataclasses
-import shutil
-import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.sshd import Remote, client_environ, make_session, run_tmux
+from helpers.host_sessions import make_session
+from helpers.sshd import Remote, client_environ, run_tmux
 from helpers.waiting import wait_for
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tray.core.hosts.remote_sessions import parse_document, remote_tmux
+from tray.core.hosts.remote_sessions import (
+    REMOTE_PANE_KEY,
+    REMOTE_SOCKET_KEY,
+    parse_document,
+    remote_tmux,
+)
 from tray.core.hosts.ssh_commands import HostConfig, focus_argv
-from tray.core.session.labels import REMOTE_PANE_KEY, REMOTE_SOCKET_KEY
-from tray.core.view.overview import AppMemory, build_row
+from tray.core.view.overview import build_row
+from tray.core.worker.marks import AppMemory
 from tray.desktop.focus import focus_session
 from tray.remote.actions import fetch_state, focus_remote
 from tray.remote.stream import stream_document, tmux_facts
@@ -150,18 +153,6 @@ def test_the_command_line_is_an_argv_with_an_escaped_separator() -> None:
 
 
 # Over real ssh.
-
-
-@pytest.fixture
-def tmux_socket(tmp_path: Path) -> Iterator[Path]:
-    if shutil.which("tmux") is None:
-        pytest.fail("needs tmux (make test installs it)")
-    socket = tmp_path / "tmux.sock"
-    run_tmux(socket, "new-session", "-d", "-s", "work", "-x", "100", "-y", "30")
-    try:
-        yield socket
-    finally:
-        subprocess.run(["tmux", "-S", str(socket), "kill-server"], timeout=10, check=False)
 
 
 def test_focus_selects_the_remote_sessions_tmux_window_over_ssh(

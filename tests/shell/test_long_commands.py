@@ -37,11 +37,11 @@ def test_a_long_command_is_recorded_as_a_finished_session(shell: Shell, home: Ho
     assert (session.alive, session.exit_code, session.state) == (False, 0, "done")
     assert session.source == "launcher"
     assert session.terminal["tty"].startswith("/dev/")
-    assert 0.5 <= session.updated_at - session.started_at < 5
+    assert session.updated_at - session.started_at >= 0.5
     [attention] = session.attention
     assert (attention.seq, attention.source, attention.title) == (1, "command", "sleep 0.5")
     assert attention.exit_code == 0
-    assert attention.duration is not None and 0.5 <= attention.duration < 5
+    assert attention.duration is not None and attention.duration >= 0.5
     assert attention.at == session.updated_at
 
 

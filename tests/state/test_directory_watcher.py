@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 import os
 import struct
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -14,6 +16,7 @@ import pytest
 
 from tray.core.session.model import Session
 from tray.protocol.records import Record
+from tray.protocol.state import State
 from tray.state.directory_watcher import (
     IN_CLOSE_WRITE,
     IN_IGNORED,
@@ -24,7 +27,8 @@ from tray.state.directory_watcher import (
     DirectoryWatcher,
     parse_events,
 )
-from tray.state.store import StateStore, process_start_token
+from tray.state.liveness import process_start_token
+from tray.state.store import StateStore
 
 TIMEOUT = 10.0
 # Both ways the app watches: inotify (Linux, where the suite runs: `make test` sets up a
@@ -67,7 +71,7 @@ def session(session_id: str) -> Session:
         child_pid=None,
         started_at=now,
         updated_at=now,
-        records=(Record("", "working", None, None, None, None, None, now),),
+        records=(Record("", State.WORKING, None, None, None, None, None, now),),
         pid_start=process_start_token(os.getpid()),
     )
 
@@ -167,3 +171,34 @@ def test_a_directory_that_cannot_be_watched_is_a_warning(
     assert not watcher.active
     assert "checking for changes every few seconds" in caplog.text
     watcher.stop()
+
+
+WITHOUT_WATCHDOG = """
+import logging, os, sys, threading
+from pathlib import Path
+sys.modules["watchdog"] = None  # every import of it fails, as where it is not installed
+from tray.state.directory_watcher import DirectoryWatcher
+directory = Path(sys.argv[1])
+changed = threading.Event()
+watcher = DirectoryWatcher(directory, changed, logging.getLogger("probe"))
+watcher.start()
+assert watcher.active
+(directory / "s1.json").write_text("{}")
+assert changed.wait(10)
+assert watcher.take_changes() == frozenset({"s1.json"})
+watcher.stop()
+print("watched")
+"""
+
+
+def test_on_linux_the_watcher_needs_no_watchdog(tmp_path: Path) -> None:
+    # pyproject.toml requires watchdog only off Linux: there, the default watcher (inotify)
+    # must neither import it nor miss it.
+    result = subprocess.run(
+        [sys.executable, "-c", WITHOUT_WATCHDOG, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (result.returncode, result.stdout, result.stderr) == (0, "watched\n", "")

@@ -8,12 +8,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tray.core.session.model import Session
 from tray.protocol.records import Record
+from tray.protocol.state import State
+from tray.state.liveness import process_start_token
 from tray.state.session_cache import SessionCache
-from tray.state.store import Problem, StateStore, process_start_token
+from tray.state.store import Problem, StateStore
 
 NOW = 1_764_470_000.0
 
@@ -30,17 +30,10 @@ def working(session_id: str, msg: str, started: float = NOW, **changes: Any) -> 
         started_at=started,
         updated_at=started,
         source="program",
-        records=(Record("", "working", None, None, "agent", None, msg, started),),
+        records=(Record("", State.WORKING, None, None, "agent", None, msg, started),),
         pid_start=process_start_token(os.getpid()),
     )
     return replace(session, **changes)
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> StateStore:
-    result = StateStore(tmp_path / "state")
-    result.ensure()
-    return result
 
 
 def messages(cache: SessionCache) -> dict[str, str | None]:

@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 from helpers.files import umask
-from helpers.processes import dead_process
 from helpers.sessions import make_record, make_session
 
 import tray
@@ -30,8 +29,6 @@ from tray.state.store import (
     Problem,
     StateStore,
     StoreError,
-    launcher_alive,
-    process_start_token,
 )
 
 PROJECT_ROOT = Path(tray.__file__).resolve().parent.parent
@@ -45,19 +42,6 @@ def record(record_id: str, state: str, at: float = NOW, **fields: object) -> Rec
 def live_session(session_id: str, **changes: Any) -> Session:
     """A session whose launcher is this very test process, so liveness keeps it alive."""
     return replace(make_session(session_id, NOW), **changes)
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> StateStore:
-    result = StateStore(tmp_path / "state")
-    result.ensure()
-    return result
-
-
-@pytest.fixture
-def dead_launcher() -> tuple[int, str]:
-    """A pid and start token of a process that has exited and been reaped."""
-    return dead_process()
 
 
 # The directory and its files.
@@ -215,24 +199,6 @@ def test_symlinks_fifos_and_huge_files_are_problems(store: StateStore, tmp_path:
 # Liveness.
 
 
-def test_a_running_launcher_is_alive() -> None:
-    assert launcher_alive(os.getpid(), process_start_token(os.getpid()))
-
-
-def test_pid_reuse_is_detected() -> None:
-    token = process_start_token(os.getpid())
-    assert token is not None
-    assert not launcher_alive(os.getpid(), token + "0")
-
-
-def test_dead_and_impossible_pids_are_dead(dead_launcher: tuple[int, str]) -> None:
-    pid, token = dead_launcher
-    assert not launcher_alive(pid, token)
-    assert not launcher_alive(pid, None)
-    assert not launcher_alive(0, None)
-    assert not launcher_alive(-1, None)
-
-
 def test_dead_launcher_session_is_ended_and_never_working_or_blocked(
     store: StateStore, dead_launcher: tuple[int, str]
 ) -> None:
@@ -359,7 +325,8 @@ from dataclasses import replace
 from tray.state.environment import Environment
 from tray.protocol.records import Record
 from tray.core.session.model import Session
-from tray.state.store import StateStore, process_start_token
+from tray.state.liveness import process_start_token
+from tray.state.store import StateStore
 
 store = StateStore(__import__("pathlib").Path(sys.argv[1]))
 session_id, rounds = sys.argv[2], int(sys.argv[3])
@@ -432,8 +399,8 @@ StateStore(sys.argv[1]).write(session)
 
 @pytest.mark.parametrize("records", [3, 17])
 def test_a_file_holds_the_text_json_writes(tmp_path: Path, records: int) -> None:
-    # Written by a fresh process: there a small table goes through the store's own JSON
-    # writer (json is not loaded yet), past PURE_WRITER_RECORDS through json's.
+    # Written by a fresh process, with text that json escapes (accents, an emoji, a
+    # newline, a lone surrogate): read back, it is json's compact text to the character.
     env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}
     subprocess.run(
         [sys.executable, "-c", RECORDS, str(tmp_path), str(records)],

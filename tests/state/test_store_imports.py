@@ -23,6 +23,8 @@ def test_the_probe_sees_a_submodule_as_its_library() -> None:
     [
         "tray.state.environment",
         "tray.state.store",
+        "tray.state.liveness",
+        "tray.state.answer_channel",
         "tray.state.session_cache",
         "tray.state.logs",
         "tray.state.marks_file",
@@ -39,10 +41,12 @@ def test_importing_brings_none_of_the_app_libraries(module: str) -> None:
 LAUNCHER = """
 import os, time
 from dataclasses import replace
-from tray.launcher.answer_socket import AnswerSocket, socket_path
+from tray.launcher.answer_socket import AnswerSocket
+from tray.state.answer_channel import socket_path
 from tray.state.logs import LauncherLog
 from tray.core.session.model import Session
-from tray.state.store import StateStore, process_start_token
+from tray.state.liveness import process_start_token
+from tray.state.store import StateStore
 
 directory = os.path.join(os.environ["PROBE_DIRECTORY"], "state")
 store = StateStore(directory)
@@ -73,9 +77,10 @@ READER = """
 import logging, os, time
 from pathlib import Path
 from tray.core.session.model import Session
-from tray.core.view.overview import AppMemory
+from tray.core.view.overview import Mutes
+from tray.core.worker.marks import AppMemory
 from tray.state.app_lock import app_lock_held
-from tray.state.marks_file import load_memory, save_memory
+from tray.state.marks_file import load_marks, save_marks
 from tray.state.session_cache import SessionCache
 from tray.state.store import StateStore
 
@@ -95,8 +100,8 @@ cache.reload(["2-running.json"])
 assert len(cache.sessions()[0]) == 2
 assert store.dismiss("2-running").value == "running"
 assert store.dismiss_ended() == ["1-ended"]
-save_memory(directory / "app.state", AppMemory(paused_until=5.0))
-assert load_memory(directory / "app.state", logging.getLogger("probe")).paused_until == 5.0
+save_marks(directory / "app.state", AppMemory(), Mutes(paused_until=5.0))
+assert load_marks(directory / "app.state", logging.getLogger("probe")).mutes.paused_until == 5.0
 assert not app_lock_held(directory)
 """
 

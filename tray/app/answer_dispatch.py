@@ -9,7 +9,7 @@ open link (:meth:`tray.remote.link.HostLink.answer`), or, when that cannot carry
 ssh of its own (:func:`tray.remote.actions.answer_remote`); both check every word first.
 
 :func:`deliver_answer` may block for as long as the launcher holds an answer (a few seconds
-at most), or ssh takes: a thread of its own calls it (:mod:`tray.app.errands`), never the
+at most), or ssh takes: a thread of its own calls it (:mod:`tray.app.background_calls`), never the
 worker, the menu's or the notifier's thread. The worker then applies the outcome
 (:meth:`AnswerDispatcher.settle`).
 """
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from tray.app.messages import Answer, Outcome
+from tray.app.messages import Outcome
 from tray.base.safe_text import clean_text, cut
 from tray.core.answers.gate import ENDED
 from tray.core.answers.target import AnswerTarget
@@ -31,8 +31,10 @@ from tray.core.hosts.ssh_commands import HostConfig
 from tray.core.session.labels import session_label
 from tray.core.session.model import Session
 from tray.core.view.overview import IconState
-from tray.launcher.answer_socket import send_answer, socket_path
+from tray.core.worker.user_actions import Answer
+from tray.protocol.state import State
 from tray.remote.actions import answer_remote
+from tray.state.answer_channel import send_answer, socket_path
 from tray.state.store import valid_session_id
 
 # Room for the name, then the reason, in a refusal's notification; the name gives way first.
@@ -174,7 +176,7 @@ class AnswerDispatcher:
             self._log.info("%s", outcome.line)
             # Clicking it focuses the session, where the prompt can be answered by hand:
             # amber, as the prompt's own notification, since it is the user's again.
-            self._notifier.send(outcome.line, "", "normal", target.session_id, icon="blocked")
+            self._notifier.send(outcome.line, "", "normal", target.session_id, icon=State.BLOCKED)
 
 
 __all__ = [

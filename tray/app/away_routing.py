@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
-from tray.app.messages import Answer, Outcome, PhoneReply
+from tray.app.messages import Outcome, PhoneReply
 from tray.app.phone_answers import PhoneAnswers
 from tray.base.safe_text import clean_text
 from tray.core.away.tracker import AwayState, is_forwarded, menu_line
@@ -29,11 +29,13 @@ from tray.core.hosts.remote_sessions import clock_time, split_remote_id
 from tray.core.policy.wording import Ping
 from tray.core.session.labels import session_label
 from tray.core.session.model import Session
+from tray.core.worker.user_actions import Answer
 from tray.desktop.idle import PresenceMonitor
 from tray.outlets.forward import AwayForwarding, Forwarder
+from tray.protocol.state import PINGED
 
 # The most urgent first: a summary about a prompt and a failure forwards as the prompt.
-URGENCY_ORDER = ("blocked", "error", "done")
+URGENCY_ORDER = PINGED
 # How long the idle watch may take to try every source before the app says none works.
 SOURCES_TIMEOUT = 30.0
 
@@ -210,7 +212,7 @@ def build_routing(
     if settings.answer is not None and state_dir is not None and post_reply is not None:
         host = clean_text(socket.gethostname())
         try:
-            phone = PhoneAnswers(settings, state_dir, host, log, post_reply)
+            phone = PhoneAnswers(settings, state_dir, host, log, post_reply, environ=environ)
         except OSError as error:  # no key, so no buttons: said once, and the rest goes on
             log.warning(
                 "away: nothing goes to the answer topic: no key in the state directory (%s)",

@@ -2,70 +2,30 @@
 
 Menu items run on pystray's thread and notification buttons on the notifier's; the
 policy, the overview and the app's memory belong to the worker alone. So every user
-action is one of these small values, posted to a :class:`Mailbox` and handled by the
-worker in order (:meth:`tray.app.main.TrayApp.handle`). A new action is a new class here
-and a new case there. What may wait on another program or another machine (focus, an
-answer) runs off the worker (:mod:`tray.app.errands`) and comes back as one of these too
-(:class:`FocusDone`, :class:`AnswerDone`), for the worker to apply.
-
-Times are taken when the user acts, not when the worker gets to it.
+action is a small value (:mod:`tray.core.worker.user_actions`, low enough for the menu to
+make them), posted to a :class:`Mailbox` and handled by the worker in order
+(:meth:`tray.app.main.TrayApp.handle`); so are the app's own messages here. A new action
+is a new class there and a new case in ``handle``. What may wait on another program or
+another machine (focus, an answer) runs off the worker (:mod:`tray.app.background_calls`)
+and comes back as one of these too (:class:`FocusDone`, :class:`AnswerDone`), for the
+worker to apply.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from tray.core.away.tracker import AwayState
+from tray.core.hosts.remote_sessions import HostStatus, RemoteState
 from tray.core.session.model import Session
+from tray.core.view.overview import NO_MUTES, Mutes
+from tray.core.worker.refresh import HostUpdates
+from tray.core.worker.user_actions import Answer, UserAction
 from tray.desktop.focus import FocusResult
-
-
-@dataclass(frozen=True, slots=True)
-class Focus:
-    session_id: str
-    # The notification server's token for a click (notification spec 1.2): lets a
-    # Wayland terminal raise its window. Never logged.
-    activation_token: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class MarkSeen:
-    session_id: str
-    at: float
-
-
-@dataclass(frozen=True, slots=True)
-class Dismiss:
-    session_id: str
-
-
-@dataclass(frozen=True, slots=True)
-class ClearFinished:
-    pass
-
-
-@dataclass(frozen=True, slots=True)
-class Pause:
-    until: float
-
-
-@dataclass(frozen=True, slots=True)
-class Resume:
-    pass
-
-
-@dataclass(frozen=True, slots=True)
-class Snooze:
-    session_ids: tuple[str, ...]
-    until: float
-
-
-@dataclass(frozen=True, slots=True)
-class Unsnooze:
-    session_id: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,33 +36,11 @@ class Away:
 
 
 @dataclass(frozen=True, slots=True)
-class Answer:
-    """Approve or deny one prompt: ``record_id`` and ``since`` name the prompt the user
-    saw, so a prompt that changed meanwhile is refused, never answered."""
-
-    session_id: str
-    record_id: str
-    since: float
-    answer: str
-    # From a button on the phone (``[away] answer``): what came of it goes back there.
-    from_phone: bool = False
-
-
-@dataclass(frozen=True, slots=True)
 class PhoneReply:
     """A reply on the phone's reply topic: untrusted text, checked by the worker before
     it becomes an :class:`Answer` (:mod:`tray.app.phone_answers`)."""
 
     text: str
-
-
-@dataclass(frozen=True, slots=True)
-class Copy:
-    """Copy a session's message (or one of its records', by ``record_id``) to the
-    clipboard: the worker reads it from the overview it showed."""
-
-    session_id: str
-    record_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,22 +70,8 @@ class FocusDone:
     result: FocusResult
 
 
-Message = (
-    Away
-    | Focus
-    | MarkSeen
-    | Dismiss
-    | ClearFinished
-    | Pause
-    | Resume
-    | Snooze
-    | Unsnooze
-    | Answer
-    | PhoneReply
-    | Copy
-    | AnswerDone
-    | FocusDone
-)
+# The user's actions, and what the app's own parts hand the worker.
+Message = UserAction | Away | PhoneReply | AnswerDone | FocusDone
 
 
 class ChangeFlag(threading.Event):
@@ -226,3 +150,64 @@ class Mailbox:
 
     def __len__(self) -> int:
         return len(self._queue)
+
+
+class MenuSide:
+    """The app as the menu reaches it from pystray's thread
+    (:class:`tray.desktop.tray_menu.MenuActions`): each item posts one user action,
+    stamped by :meth:`now`; Quit stops the icon's loop.
+
+    :attr:`mutes` is what the worker last made of the pause and the snoozes: the worker
+    replaces it whole, so the menu may read it from its own thread.
+    """
+
+    def __init__(
+        self,
+        post: Callable[[Message], None],
+        clock: Callable[[], float],
+        quit_app: Callable[[], None],
+    ) -> None:
+        self.post = post
+        self.now = clock
+        self.quit = quit_app
+        self.mutes: Mutes = NO_MUTES
+
+    @property
+    def paused(self) -> bool:
+        return self.mutes.paused(self.now())
+
+
+class HostInbox:
+    """What the hosts' links hand the worker, each from its own thread: a host's latest
+    sessions and its link's health, kept under a lock until a refresh takes them. Each
+    one sets the change flag, which wakes the worker."""
+
+    def __init__(self, changed: threading.Event, log: logging.Logger) -> None:
+        self._changed = changed
+        self._log = log
+        self._lock = threading.Lock()
+        self._states: dict[str, RemoteState] = {}
+        self._statuses: dict[str, HostStatus] = {}
+        self._first: list[RemoteState] = []
+
+    def on_state(self, host: str, state: RemoteState) -> None:
+        with self._lock:
+            self._states[host] = state
+            if state.initial:
+                self._first.append(state)
+        self._changed.set()
+
+    def on_status(self, host: str, status: HostStatus) -> None:
+        with self._lock:
+            self._statuses[host] = status
+        # The link itself warns once when a host is lost; this notes when it is back.
+        if status.state == "connected":
+            self._log.info("%s: connected", host)
+        self._changed.set()
+
+    def take(self) -> HostUpdates:
+        """Every host's latest, and the first documents heard since the last take."""
+        with self._lock:
+            news = HostUpdates(dict(self._states), dict(self._statuses), self._first)
+            self._first = []
+        return news

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from tray.app.messages import Answer, Outcome, PhoneReply
+from tray.app.messages import Outcome, PhoneReply
 from tray.core.answers.phone_tokens import (
     LIFETIME,
     Grant,
@@ -32,13 +32,20 @@ from tray.core.answers.phone_tokens import (
 )
 from tray.core.answers.target import AnswerTarget
 from tray.core.config.away import AwaySettings, answer_server, ntfy_topic
+from tray.core.worker.user_actions import Answer
 from tray.outlets.ntfy import NtfyPublisher, ReplyStream
+from tray.protocol.state import ANSWERS, State
+from tray.protocol.state import Answer as AnswerWord
 from tray.state.phone_key import phone_key
 
 # ntfy's priorities: a prompt waits on the user, a failure is news, the rest is ordinary.
-_PRIORITY = {"blocked": 4, "error": 4, "done": 3}
-_TAGS = {"blocked": ["raised_hand"], "error": ["x"], "done": ["white_check_mark"]}
-_SAID = {"approve": "approved", "deny": "denied"}
+_PRIORITY: dict[str, int] = {State.BLOCKED: 4, State.ERROR: 4, State.DONE: 3}
+_TAGS: dict[str, list[str]] = {
+    State.BLOCKED: ["raised_hand"],
+    State.ERROR: ["x"],
+    State.DONE: ["white_check_mark"],
+}
+_SAID: dict[str, str] = {AnswerWord.APPROVE: "approved", AnswerWord.DENY: "denied"}
 
 
 class PhoneAnswers:
@@ -53,7 +60,9 @@ class PhoneAnswers:
         post: Callable[[PhoneReply], None],
         *,
         clock: Callable[[], float] = time.time,
+        environ: Mapping[str, str] | None = None,
     ) -> None:
+        """``environ`` holds the proxy variables the ntfy client honours (none if None)."""
         assert settings.answer is not None
         base, topic = ntfy_topic(settings.answer)
         self._topic = topic
@@ -65,7 +74,8 @@ class PhoneAnswers:
         self._log = log
         self._clock = clock
         self._used = UsedTokens()
-        self._publisher = NtfyPublisher(base, self._token, log)
+        proxies = environ or {}
+        self._publisher = NtfyPublisher(base, self._token, log, environ=proxies)
         self._stream = ReplyStream(
             base,
             reply_topic(topic),
@@ -73,6 +83,7 @@ class PhoneAnswers:
             lambda text: post(PhoneReply(text)),
             log,
             since=clock(),
+            environ=proxies,
         )
 
     def start(self) -> None:
@@ -95,7 +106,7 @@ class PhoneAnswers:
             "tags": _TAGS.get(state or "", []),
         }
         if answer is not None:
-            message["actions"] = [self._button(answer, choice) for choice in ("approve", "deny")]
+            message["actions"] = [self._button(answer, choice) for choice in ANSWERS]
         self._publisher.publish(message)
 
     def _button(self, target: AnswerTarget, answer: str) -> dict[str, object]:

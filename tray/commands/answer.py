@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING
 
 from tray.base.exit_codes import FAILURE, SUCCESS, UsageError
 from tray.base.safe_text import clean_text, cut
-from tray.core.answers.gate import ANSWERS, ENDED
-from tray.launcher.answer_socket import (
+from tray.core.answers.gate import ENDED
+from tray.protocol.state import ANSWER_NAMED
+from tray.state.answer_channel import (
     ANSWERED,
     HAS_ENDED,
     NO_SESSION,
@@ -41,7 +42,7 @@ class RefusedError(Exception):
 
 def run(args: argparse.Namespace, env: Environment) -> int:
     answer, session_id = args.answer, args.session
-    if answer not in ANSWERS:
+    if answer not in ANSWER_NAMED:
         raise UsageError(
             f"tray answer: the answer is approve or deny, not {cut(clean_text(answer), 20)!r}"
         )

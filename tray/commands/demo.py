@@ -25,10 +25,11 @@ import time
 import tty
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Final, Literal
+from typing import Final
 
 from tray.base.exit_codes import INTERRUPTED
 from tray.protocol.report import Report, encode_sequence
+from tray.protocol.state import Answer, State
 from tray.state.app_lock import app_lock_held
 from tray.state.environment import Environment
 from tray.state.store import StateStore
@@ -54,8 +55,6 @@ APPROVE_KEYS: Final = frozenset(b"yY\r\n")
 DENY_KEYS: Final = frozenset(b"nN")
 # What a terminal sends for an end of input while it is not in canonical mode (VEOF).
 END_OF_INPUT: Final = 0x04
-
-Answer = Literal["approve", "deny"]
 
 
 class AppStartError(Exception):
@@ -175,7 +174,7 @@ def run_demo(env: Environment, step_seconds: float, blocked_seconds: float) -> i
 # -- the script, run under `tray run` -----------------------------------------------------
 
 
-def _report(state: str, msg: str, kind: str | None = None) -> None:
+def _report(state: State, msg: str, kind: str | None = None) -> None:
     sequence = encode_sequence(Report(state=state, kind=kind, app=APP_NAME, msg=msg))
     sys.stdout.buffer.write(sequence)
     sys.stdout.buffer.flush()
@@ -214,9 +213,9 @@ def answer_in(data: bytes) -> Answer | None:
     """The first answer among the keys ``data`` holds; any other key is no answer."""
     for key in data:
         if key in APPROVE_KEYS:
-            return "approve"
+            return Answer.APPROVE
         if key in DENY_KEYS:
-            return "deny"
+            return Answer.DENY
     return None
 
 
@@ -250,30 +249,30 @@ def wait_for_answer(fd: int, timeout: float) -> Answer | None:
 
 def run_script(step_seconds: float, blocked_seconds: float) -> int:
     try:
-        _report("working", "Reading the project")
+        _report(State.WORKING, "Reading the project")
         _say("* Working: reading the project...")
         time.sleep(step_seconds)
         drop_typeahead(0)
-        _report("blocked", REQUEST, kind="permission")
+        _report(State.BLOCKED, REQUEST, kind="permission")
         _say(f"* Needs approval: {REQUEST}")
         _say(
             "  Press Enter to approve (n denies), or click Approve or Deny on the "
             f"notification. Nothing is run. In {blocked_seconds:g} s the demo approves for you."
         )
         answer = wait_for_answer(0, blocked_seconds)
-        if answer == "deny":
+        if answer == Answer.DENY:
             _say("  Denied. A real agent would now wait for your next message.")
-            _report("done", "Demo finished: denied")
+            _report(State.DONE, "Demo finished: denied")
             _say("* Done: demo finished. `tray status` lists the session.")
             return 0
-        if answer == "approve":
+        if answer == Answer.APPROVE:
             _say("  Approved.")
         else:
             _say(f"  No answer within {blocked_seconds:g} s; carrying on as if approved.")
-        _report("working", "Writing demo.txt")
+        _report(State.WORKING, "Writing demo.txt")
         _say("* Working: writing demo.txt... (pretend: no file is written)")
         time.sleep(step_seconds)
-        _report("done", "Demo finished")
+        _report(State.DONE, "Demo finished")
         _say("* Done: demo finished. `tray status` lists the session.")
     except KeyboardInterrupt:
         _say("\ndemo stopped")

@@ -16,34 +16,30 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
-import select
 import stat
 import sys
-import termios
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final
 
+from tray.base.check import Check, Status
 from tray.base.safe_text import clean_text
 from tray.commands.doctor_agents import agent_checks
+from tray.commands.doctor_terminal import check_terminal
 from tray.core.config.settings import Config, ConfigError
 from tray.core.hosts.ssh_commands import HostConfig
 from tray.desktop.bus import NOTIFICATIONS, BusFacts, bus_facts, describe
-from tray.desktop.check import Check, Status
+from tray.desktop.bus_loop import attached
 from tray.desktop.probes import BACKEND_PROBE, GTK_FIX, X_PROBE, Probe, has_desktop_services
-from tray.desktop.tray_host import app_backend, check_tray_host
-from tray.launcher.fdio import write_all
-from tray.launcher.terminal import RawMode
+from tray.desktop.tray_area import app_backend, check_tray_area
 from tray.state.app_lock import app_lock_held
 from tray.state.config_file import load_config
 from tray.state.environment import Environment
 from tray.state.store import StateStore
 
-TERMINAL_TIMEOUT: Final = 1.0
 _CAPABILITIES: Final = ("body", "body-markup", "actions")
 
 # What each pystray backend can do, as seen under Xvfb (see the project's desktop notes).
@@ -58,11 +54,6 @@ _BACKENDS: Final[dict[str, tuple[Status, str]]] = {
     "xorg": ("warn", "the icon shows, but it has no menu and clicks never arrive"),
     "dummy": ("FAIL", "a stand-in that shows nothing"),
 }
-
-# The 7501 answer (BEL or ST terminated) and the DA1 answer, ESC [ ? Ps ; ... c.
-_OSC_ANSWER: Final = re.compile(rb"\x1b\]7501;\?(?:\x07|\x1b\\)")
-_DA1_ANSWER: Final = re.compile(rb"\x1b\[\?[0-9;]*c")
-TERMINAL_QUERY: Final = b"\x1b]7501;?\x07\x1b[c"
 
 
 def check_display(environ: Mapping[str, str], x_facts: dict[str, Any] | None) -> Check:
@@ -275,57 +266,6 @@ def check_shell(environ: Mapping[str, str]) -> Check:
     return Check("warn", "shell", "tray init is not loaded in this shell", fix)
 
 
-def check_terminal(env: Environment) -> Check:
-    """Whether this terminal answers the OSC 7501 support query, as a program would ask."""
-    if not (os.isatty(env.stdin_fd) and os.isatty(env.stdout_fd)):
-        return Check("ok", "terminal", "not a terminal: skipped")
-    try:
-        fd = os.open(env.tty_path, os.O_RDWR | os.O_NOCTTY | os.O_CLOEXEC)
-    except OSError as error:
-        return Check("ok", "terminal", f"no controlling terminal ({describe(error)}): skipped")
-    try:
-        reply = _ask_terminal(fd)
-    except (OSError, termios.error) as error:
-        return Check("warn", "terminal", f"cannot ask it ({describe(error)})")
-    finally:
-        os.close(fd)
-    answer = _OSC_ANSWER.search(reply)
-    da1 = _DA1_ANSWER.search(reply)
-    # Whichever answer comes first decides, as protocol.md tells programs to do.
-    if answer is not None and (da1 is None or answer.start() < da1.start()):
-        if env.environ.get("TRAY_SESSION_ID"):
-            return Check("ok", "terminal", "answers OSC 7501 (this shell runs under tray run)")
-        return Check("ok", "terminal", "answers OSC 7501 itself")
-    found = "does not answer (use tray run)"
-    if da1 is None:
-        found = f"does not answer (use tray run); no reply at all within {TERMINAL_TIMEOUT:.0f} s"
-    return Check("warn", "terminal", found, "start agents as `tray run -- CMD`")
-
-
-def _ask_terminal(fd: int) -> bytes:
-    reply = b""
-    with RawMode(fd):
-        try:
-            write_all(fd, TERMINAL_QUERY)
-            deadline = time.monotonic() + TERMINAL_TIMEOUT
-            while _DA1_ANSWER.search(reply) is None:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    break
-                readable, _, _ = select.select([fd], [], [], remaining)
-                if not readable:
-                    break
-                chunk = os.read(fd, 1024)
-                if not chunk:
-                    break
-                reply += chunk
-        finally:
-            # A late or out-of-order answer must not end up typed into the user's shell.
-            with contextlib.suppress(OSError, termios.error):
-                termios.tcflush(fd, termios.TCIFLUSH)
-    return reply
-
-
 # -- answering, focus and away --------------------------------------------------------------
 
 
@@ -357,7 +297,7 @@ def check_focus_line(environ: Mapping[str, str]) -> Check:
     from tray.desktop.focus import check_focus  # noqa: PLC0415 - only doctor asks this
 
     found = check_focus(environ)
-    return Check("ok" if found.ok else "warn", "focus", clean_text(found.text))
+    return replace(found, found=clean_text(found.found))
 
 
 def check_away_line(config: Config | ConfigError, environ: Mapping[str, str]) -> Check:
@@ -383,11 +323,10 @@ def check_away_line(config: Config | ConfigError, environ: Mapping[str, str]) ->
 
 
 def _host_line(host: HostConfig, environ: Mapping[str, str]) -> Check:
-    """:func:`~tray.remote.actions.diagnose_host` as a line: ok, else warn with the fix."""
+    """:func:`~tray.remote.actions.diagnose_host`: ok, else warn with the fix."""
     from tray.remote.actions import diagnose_host  # noqa: PLC0415  (only with [[hosts]])
 
-    result = diagnose_host(host, environ=environ)
-    return Check("ok" if result.ok else "warn", f"host {host.name}", result.found, result.fix)
+    return diagnose_host(host, environ=environ)
 
 
 def _start_host_checks(
@@ -433,8 +372,15 @@ class Facts:
 
 
 def gather(env: Environment, config: Config | ConfigError) -> Facts:
-    environ = env.environ
+    """Every fact the checks need. The bus facts, focus and the away probe share one
+    D-Bus loop and its connections, held here for the whole gather."""
     desktop = has_desktop_services()
+    with attached(env.environ) if desktop else contextlib.nullcontext():
+        return _gather(env, config, desktop)
+
+
+def _gather(env: Environment, config: Config | ConfigError, desktop: bool) -> Facts:
+    environ = env.environ
     backend_probe = Probe(BACKEND_PROBE, environ)
     x_probe = Probe(X_PROBE, environ) if desktop and environ.get("DISPLAY") else None
     # Focus may ask GNOME Terminal over the bus, and away the idle and lock sources:
@@ -471,7 +417,7 @@ def _checked(future: Future[Check], name: str) -> Check:
 CHECKS: Final[tuple[Callable[[Facts], Check], ...]] = (
     lambda facts: check_display(facts.environ, facts.x),
     lambda facts: check_backend(facts.backend, facts.environ, backend_in_use(facts)),
-    lambda facts: check_tray_host(facts.x, facts.bus, backend_in_use(facts)[0]),
+    lambda facts: check_tray_area(facts.x, facts.bus, backend_in_use(facts)[0]),
     lambda facts: check_notifications(facts.bus),
     lambda facts: check_state_dir(facts.env.state_dir()),
     lambda facts: check_app(facts.env.state_dir()),

@@ -18,11 +18,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from tray.base.check import Check
 from tray.base.safe_text import clean_text
 from tray.commands.hooks import FORMATS, installable
 from tray.core.agents.rules import AgentBook, AgentRules
 from tray.core.config.settings import Config, ConfigError
-from tray.desktop.check import Check
 from tray.shell.hook_formats import HookFileError
 from tray.state.agent_files import load_agent_book, user_agents_dir
 from tray.state.environment import Environment

@@ -20,9 +20,9 @@ import time
 from typing import TYPE_CHECKING
 
 from tray.base.exit_codes import FAILURE, SUCCESS, UsageError
-from tray.launcher.fdio import write_all
 from tray.protocol.report import Report, ReportError, encode_sequence
 from tray.state.environment import Environment
+from tray.terminal.fdio import write_all
 
 if TYPE_CHECKING:
     import argparse

@@ -35,32 +35,32 @@ from tray.base.safe_text import clean_text, cut, escape_markup
 from tray.core.answers.gate import DEFAULT_SETTINGS, AnswerSettings
 from tray.core.session.model import Session, status_document
 from tray.core.view.overview import IconState, Overview, StateSince, build_overview
-from tray.protocol.records import FINISHED_STATES
+from tray.protocol.state import FINISHED, State
 from tray.state.config_file import load_config
 from tray.state.environment import Environment
 from tray.state.logs import discard_output, stderr_log
-from tray.state.marks_file import FILE_NAME, load_memory
+from tray.state.marks_file import FILE_NAME, load_marks
 from tray.state.session_feed import LIVENESS_PERIOD, ChangeSignal, SessionFeed, emit_on_change
 from tray.state.store import Problem, StateStore
 
 SYMBOLS: Final[dict[IconState, str]] = {
-    "blocked": "\u26a0",  # ⚠
-    "error": "\u2717",  # ✗
-    "working": "\u25cf",  # ●
-    "done": "\u2713",  # ✓
+    State.BLOCKED: "\u26a0",  # ⚠
+    State.ERROR: "\u2717",  # ✗
+    State.WORKING: "\u25cf",  # ●
+    State.DONE: "\u2713",  # ✓
 }
 # tmux measures ambiguous-width symbols differently from many terminals, so plain ASCII.
 ASCII_SYMBOLS: Final[dict[IconState, str]] = {
-    "blocked": "!",
-    "error": "x",
-    "working": "*",
-    "done": "+",
+    State.BLOCKED: "!",
+    State.ERROR: "x",
+    State.WORKING: "*",
+    State.DONE: "+",
 }
 TMUX_COLOURS: Final[dict[IconState, str]] = {
-    "blocked": "yellow",
-    "error": "red",
-    "working": "cyan",
-    "done": "green",
+    State.BLOCKED: "yellow",
+    State.ERROR: "red",
+    State.WORKING: "cyan",
+    State.DONE: "green",
 }
 
 TOOLTIP_ROWS: Final = 10
@@ -76,9 +76,7 @@ def state_count(overview: Overview) -> int:
     if state == "calm":
         return 0
     return sum(
-        1
-        for row in overview.rows
-        if row.state == state and (row.unseen or state not in FINISHED_STATES)
+        1 for row in overview.rows if row.state == state and (row.unseen or state not in FINISHED)
     )
 
 
@@ -159,10 +157,10 @@ class BarSource:
 
     def read(self, now: float) -> tuple[list[Session], Overview, list[Problem]]:
         sessions, problems = self.sessions.read(now)
-        memory = load_memory(self.memory_path, self.log)
+        memory, mutes = load_marks(self.memory_path, self.log)
         shown = [s for s in sessions if s.id not in memory.dismissed]
         since = self.since.update(shown, now)
-        return sessions, build_overview(shown, memory, since, now), problems
+        return sessions, build_overview(shown, memory, since, now, mutes=mutes), problems
 
     def report(self, problems: Sequence[Problem]) -> bool:
         """Warn about unreadable files; True when the directory itself is unreadable."""

@@ -1,7 +1,7 @@
 """D-Bus, for the app and for ``tray doctor``: the notification server's calls, and the
-plain calls, signal subscriptions and connections that the idle and lock watch
-(:mod:`tray.desktop.idle`) makes on the session and system buses. (Focus talks to the
-terminals through ``gdbus`` with a timeout instead: :mod:`tray.desktop.focus`.)
+plain calls and signal subscriptions that the idle and lock watch
+(:mod:`tray.desktop.idle`) and focus (:mod:`tray.desktop.focus`) make, all on the
+connections of the one bus loop (:mod:`tray.desktop.bus_loop`).
 
 Linux only; dbus-fast is imported when a call is made, so nothing pays for it before.
 """
@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from tray.base.safe_text import clean_text
+from tray.desktop.bus_loop import CALL_TIMEOUT, BusLoop, attach, describe
 
 NOTIFICATIONS: Final = "org.freedesktop.Notifications"
 NOTIFICATIONS_PATH: Final = "/org/freedesktop/Notifications"
@@ -21,9 +22,6 @@ SNI_WATCHER: Final = "org.kde.StatusNotifierWatcher"
 BUS_TIMEOUT: Final = 5.0
 # How long a server started by D-Bus activation may take to claim its name.
 ACTIVATION_TIMEOUT: Final = 10.0
-# A call of the idle watch, and its connection to a bus: a source that does not answer
-# within this counts as none.
-CALL_TIMEOUT: Final = 3.0
 BUS_ITSELF: Final = ("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus")
 
 
@@ -98,7 +96,40 @@ async def call_method(  # noqa: PLR0917 - a D-Bus call's own parts, in their ord
     return list(reply.body)
 
 
-async def subscribe(bus: Any, rule: Mapping[str, str], handler: Callable[[Any], None]) -> None:
+class Subscription:
+    """A handler on a shared connection and its match rule, until :meth:`cancel`."""
+
+    def __init__(self, bus: Any, text: str, handler: Callable[[Any], None]) -> None:
+        self._bus = bus
+        self._text = text
+        self._handler: Callable[[Any], None] | None = handler
+
+    def cancel(self) -> None:
+        """Stop receiving (on the connection's loop): the connection outlives its users."""
+        handler, self._handler = self._handler, None
+        if handler is None:
+            return
+        from dbus_fast import Message, MessageFlag  # noqa: PLC0415  (Linux only)
+
+        self._bus.remove_message_handler(handler)
+        if self._bus.connected:
+            destination, path, interface = BUS_ITSELF
+            self._bus.send(
+                Message(
+                    destination=destination,
+                    path=path,
+                    interface=interface,
+                    member="RemoveMatch",
+                    signature="s",
+                    body=[self._text],
+                    flags=MessageFlag.NO_REPLY_EXPECTED,
+                )
+            )
+
+
+async def subscribe(
+    bus: Any, rule: Mapping[str, str], handler: Callable[[Any], None]
+) -> Subscription:
     """Receive the signals that match ``rule`` (sender, path, interface, member): a match
     rule on the bus, and a handler that checks each message against the rule again, as
     one connection carries every subscription's signals."""
@@ -119,18 +150,7 @@ async def subscribe(bus: Any, rule: Mapping[str, str], handler: Callable[[Any], 
         handler(message)
 
     bus.add_message_handler(filtered)
-
-
-async def connect(address: str | None, timeout: float = CALL_TIMEOUT) -> Any | None:
-    """A connection to the bus at ``address``, or None when there is none to be had."""
-    if not address:
-        return None
-    from dbus_fast.aio import MessageBus  # noqa: PLC0415  (Linux only)
-
-    try:
-        return await asyncio.wait_for(MessageBus(bus_address=address).connect(), timeout)
-    except Exception:  # any failure to reach a bus means "no bus here"
-        return None
+    return Subscription(bus, text, filtered)
 
 
 async def name_has_owner(bus: Any, name: str) -> bool:
@@ -171,45 +191,61 @@ class BusFacts:
 
 def bus_facts(environ: Mapping[str, str]) -> BusFacts:
     """What the session bus has: a StatusNotifierItem host, a notification server."""
-    address = environ.get("DBUS_SESSION_BUS_ADDRESS")
-    if not address:
+    if not environ.get("DBUS_SESSION_BUS_ADDRESS"):
         return BusFacts(error="DBUS_SESSION_BUS_ADDRESS is not set")
+    loop = attach(environ)
     try:
-        return asyncio.run(asyncio.wait_for(_ask_bus(address), BUS_TIMEOUT))
+        return loop.run(_ask_bus(loop), BUS_TIMEOUT)
     except TimeoutError:
         return BusFacts(error=f"the session bus did not answer within {BUS_TIMEOUT:.0f} s")
-    except Exception as error:  # any failure to connect means the same to the user
+    except Exception as error:  # any failure to ask means the same to the user
         return BusFacts(error=describe(error))
-
-
-async def _ask_bus(address: str) -> BusFacts:
-    from dbus_fast.aio import MessageBus  # noqa: PLC0415  (Linux only)
-
-    bus = await MessageBus(bus_address=address).connect()
-    try:
-        watcher = await name_has_owner(bus, SNI_WATCHER)
-        try:
-            owner = str((await call(bus, "GetNameOwner", "s", [NOTIFICATIONS]))[0])
-        except BusCallError:
-            names = (await call(bus, "ListActivatableNames"))[0]
-            return BusFacts(watcher=watcher, activatable=NOTIFICATIONS in names)
-        try:
-            info = await call(bus, "GetServerInformation", destination=owner)
-            found = await capabilities(bus, owner)
-        except BusCallError as error:
-            return BusFacts(watcher=watcher, server_error=str(error))
-        name, vendor, version, spec = (clean_text(str(part)) for part in [*info, "", "", ""][:4])
-        return BusFacts(
-            watcher=watcher,
-            server=(name, vendor, version, spec),
-            capabilities=tuple(clean_text(name) for name in found),
-        )
     finally:
-        bus.disconnect()
+        loop.detach()
 
 
-def describe(error: BaseException) -> str:
-    """An error as one clean line for the user."""
-    if isinstance(error, OSError) and error.strerror:
-        return clean_text(error.strerror)
-    return clean_text(str(error) or type(error).__name__)
+async def _ask_bus(loop: BusLoop) -> BusFacts:
+    bus = await loop.session()
+    if bus is None:
+        return BusFacts(error=loop.session_error)
+    watcher = await name_has_owner(bus, SNI_WATCHER)
+    try:
+        owner = str((await call(bus, "GetNameOwner", "s", [NOTIFICATIONS]))[0])
+    except BusCallError:
+        names = (await call(bus, "ListActivatableNames"))[0]
+        return BusFacts(watcher=watcher, activatable=NOTIFICATIONS in names)
+    try:
+        info = await call(bus, "GetServerInformation", destination=owner)
+        found = await capabilities(bus, owner)
+    except BusCallError as error:
+        return BusFacts(watcher=watcher, server_error=str(error))
+    name, vendor, version, spec = (clean_text(str(part)) for part in [*info, "", "", ""][:4])
+    return BusFacts(
+        watcher=watcher,
+        server=(name, vendor, version, spec),
+        capabilities=tuple(clean_text(name) for name in found),
+    )
+
+
+# describe and CALL_TIMEOUT are the bus loop's, named here too for the callers.
+__all__ = [
+    "ACTIVATION_TIMEOUT",
+    "BUS_ITSELF",
+    "BUS_TIMEOUT",
+    "CALL_TIMEOUT",
+    "NOTIFICATIONS",
+    "NOTIFICATIONS_PATH",
+    "SNI_WATCHER",
+    "BusCallError",
+    "BusFacts",
+    "Subscription",
+    "activate",
+    "bus_facts",
+    "call",
+    "call_method",
+    "capabilities",
+    "describe",
+    "name_has_owner",
+    "name_owner",
+    "subscribe",
+]

@@ -10,6 +10,7 @@ from pathlib import Path
 from PIL import Image, ImageDraw
 
 from tray.core.view.overview import IconState
+from tray.protocol.state import State
 
 ARTWORK_SIZES = (16, 22, 32, 64)
 # The package the PNGs are installed as (pyproject maps the top-level icons/ onto it).
@@ -194,7 +195,7 @@ def _icon_image(state: IconState, count: int, size: int, template: bool) -> Imag
     drawn = _artwork_size(size)
     image = _artwork(state, drawn, template)
     image = image.resize((size, size), Image.Resampling.LANCZOS) if drawn != size else image.copy()
-    if state == "blocked" and count >= BADGE_FROM:
+    if state == State.BLOCKED and count >= BADGE_FROM:
         image = _draw_badge(image, count, template)
     return image
 
@@ -209,5 +210,5 @@ def icon_image(
     if size < 1:
         raise ValueError(f"icon size must be positive, not {size}")
     # Counts above nine all look alike, so they share one cache entry.
-    shown = min(count, 10) if state == "blocked" and count >= BADGE_FROM else 0
+    shown = min(count, 10) if state == State.BLOCKED and count >= BADGE_FROM else 0
     return _icon_image(state, shown, size, template)

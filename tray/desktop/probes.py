@@ -3,7 +3,7 @@
 Importing pystray picks its backend and can raise an Xlib error or hang on a broken
 display; connecting to a broken X server can hang too. So ``tray doctor`` asks in child
 processes, with a timeout. (The app, whose display already works, looks for a tray host
-in-process: :mod:`tray.desktop.tray_host`.)
+in-process: :mod:`tray.desktop.tray_area`.)
 """
 
 from __future__ import annotations

@@ -10,6 +10,10 @@ from typing import Any
 
 from tray.desktop.gtk_menu import GtkMenus
 
+# These classes override and call private methods of pystray, read from one release:
+# pyproject.toml pins pystray==0.19.5, and tests/project/test_dependencies.py checks
+# every private name used here against the installed pystray.
+
 log = logging.getLogger(__name__)
 
 

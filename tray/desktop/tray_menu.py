@@ -15,7 +15,20 @@ from tray.base.safe_text import cells, clean_text, cut, format_age
 from tray.core.answers.target import APPROVE_LABEL, DENY_LABEL, AnswerTarget
 from tray.core.hosts.remote_sessions import clock_time, split_remote_id
 from tray.core.view.overview import ChildRow, HostLine, Overview, Row
-from tray.protocol.records import FINISHED_STATES
+from tray.core.worker.user_actions import (
+    ClearFinished,
+    Copy,
+    Dismiss,
+    Focus,
+    MarkSeen,
+    Resume,
+    Unsnooze,
+    UserAction,
+    answer_to,
+    pause_hour,
+    snooze_hour,
+)
+from tray.protocol.state import FINISHED, Answer
 
 if TYPE_CHECKING:
     import pystray
@@ -66,40 +79,24 @@ def focus_look(row: Row, looks: Looks) -> FocusLook:
 
 def _focus_items(pystray_: Any, row: Row, actions: MenuActions, looks: Looks) -> list[Any]:
     item, sid, look = pystray_.MenuItem, row.session_id, focus_look(row, looks)
-    items = [item(look.label, _run(lambda: actions.focus(sid)), enabled=look.enabled)]
+    items = [item(look.label, _post(actions, lambda: Focus(sid)), enabled=look.enabled)]
     items += [item(note, None, enabled=False) for note in look.notes]
     return items
 
 
 class MenuActions(Protocol):
-    """What the menu can ask the app to do; every id is a session id."""
+    """What the menu reaches of the app: each item posts one user action
+    (:mod:`tray.core.worker.user_actions`), made when it is clicked and stamped with
+    :meth:`now`; :attr:`paused` is read when the Pause item is shown and clicked."""
 
     @property
     def paused(self) -> bool: ...
 
-    def mark_seen(self, session_id: str) -> None: ...
+    def now(self) -> float: ...
 
-    def dismiss(self, session_id: str) -> None: ...
-
-    def copy_message(self, session_id: str) -> None: ...
-
-    def copy_record_message(self, session_id: str, record_id: str) -> None: ...
-
-    def focus(self, session_id: str) -> None: ...
-
-    def snooze_hour(self, session_id: str) -> None: ...
-
-    def unsnooze(self, session_id: str) -> None: ...
-
-    def clear_finished(self) -> None: ...
-
-    def pause_hour(self) -> None: ...
-
-    def resume(self) -> None: ...
+    def post(self, action: UserAction) -> None: ...
 
     def quit(self) -> None: ...
-
-    def answer(self, target: AnswerTarget, answer: str) -> None: ...
 
 
 def shorten(text: str, width: int) -> str:
@@ -181,6 +178,12 @@ def _run(callback: Callable[[], None]) -> Callable[[Any, Any], None]:
     return action
 
 
+def _post(actions: MenuActions, make: Callable[[], UserAction]) -> Callable[[Any, Any], None]:
+    """An item's action: post what ``make`` makes at the click (a time in it is the
+    click's)."""
+    return _run(lambda: actions.post(make()))
+
+
 def _message_items(pystray_: Any, msg: str | None) -> list[Any]:
     if not msg:
         return []
@@ -193,22 +196,23 @@ def _message_items(pystray_: Any, msg: str | None) -> list[Any]:
 def _row_items(pystray_: Any, row: Row, actions: MenuActions, looks: Looks) -> list[Any]:
     item, sid = pystray_.MenuItem, row.session_id
     if row.snoozed_until is not None:
-        snooze = item(UNSNOOZE, _run(lambda: actions.unsnooze(sid)))
+        snooze = item(UNSNOOZE, _post(actions, lambda: Unsnooze(sid)))
     else:
         # An ended session sends nothing more to snooze.
-        snooze = item(SNOOZE, _run(lambda: actions.snooze_hour(sid)), enabled=row.alive)
+        snooze_item = _post(actions, lambda: snooze_hour((sid,), actions.now()))
+        snooze = item(SNOOZE, snooze_item, enabled=row.alive)
     return [
         *_message_items(pystray_, row.msg),
         *_answer_items(pystray_, row.answer, actions),
         *_focus_items(pystray_, row, actions, looks),
-        item("Copy message", _run(lambda: actions.copy_message(sid)), enabled=bool(row.msg)),
+        item("Copy message", _post(actions, lambda: Copy(sid)), enabled=bool(row.msg)),
         item(
             "Mark seen",
-            _run(lambda: actions.mark_seen(sid)),
+            _post(actions, lambda: MarkSeen(sid, actions.now())),
             enabled=row.unseen or row.needs_you,
         ),
         snooze,
-        item("Dismiss", _run(lambda: actions.dismiss(sid)), enabled=not row.alive),
+        item("Dismiss", _post(actions, lambda: Dismiss(sid)), enabled=not row.alive),
     ]
 
 
@@ -218,8 +222,8 @@ def _answer_items(pystray_: Any, target: AnswerTarget | None, actions: MenuActio
         return []
     item = pystray_.MenuItem
     return [
-        item(APPROVE_LABEL, _run(lambda: actions.answer(target, "approve"))),
-        item(DENY_LABEL, _run(lambda: actions.answer(target, "deny"))),
+        item(APPROVE_LABEL, _post(actions, lambda: answer_to(target, Answer.APPROVE))),
+        item(DENY_LABEL, _post(actions, lambda: answer_to(target, Answer.DENY))),
     ]
 
 
@@ -234,7 +238,7 @@ def _child_items(
         *_focus_items(pystray_, row, actions, looks),
         item(
             "Copy message",
-            _run(lambda: actions.copy_record_message(sid, rid)),
+            _post(actions, lambda: Copy(sid, rid)),
             enabled=bool(child.msg),
         ),
     ]
@@ -257,11 +261,8 @@ def _session_entries(
     return entries
 
 
-def _toggle_pause(actions: MenuActions) -> None:
-    if actions.paused:
-        actions.resume()
-    else:
-        actions.pause_hour()
+def _pause_or_resume(actions: MenuActions) -> UserAction:
+    return Resume() if actions.paused else pause_hour(actions.now())
 
 
 def _groups(overview: Overview) -> list[tuple[HostLine | None, list[Row]]]:
@@ -306,7 +307,9 @@ def build_menu(
         entries += [item(extras.away_line, None, enabled=False), pystray.Menu.SEPARATOR]
     if first is not None and focus_look(first, looks).enabled:
         sid = first.session_id
-        entries.append(item("Focus", _run(lambda: actions.focus(sid)), default=True, visible=False))
+        entries.append(
+            item("Focus", _post(actions, lambda: Focus(sid)), default=True, visible=False)
+        )
     if not overview.rows:
         entries.append(item(NO_SESSIONS, None, enabled=False))
     for number, (host, rows) in enumerate(_groups(overview)):
@@ -317,16 +320,16 @@ def build_menu(
         for row in rows:
             entries += _session_entries(pystray, row, actions, now, looks)
     finished = any(
-        not row.stale and (row.state in FINISHED_STATES or not row.alive) for row in overview.rows
+        not row.stale and (row.state in FINISHED or not row.alive) for row in overview.rows
     )
     entries += [
         pystray.Menu.SEPARATOR,
-        item("Clear all finished", _run(actions.clear_finished), enabled=finished),
+        item("Clear all finished", _post(actions, ClearFinished), enabled=finished),
         # Text and action read ``paused`` when shown and clicked, so the item stays
         # right even before the app rebuilds the menu.
         item(
             lambda _item: RESUME if actions.paused else PAUSE,
-            _run(lambda: _toggle_pause(actions)),
+            _post(actions, lambda: _pause_or_resume(actions)),
         ),
         item("Quit", _run(actions.quit)),
     ]

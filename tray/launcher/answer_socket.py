@@ -1,21 +1,16 @@
 """The launcher's answer socket: the one channel from the desktop back into a session.
 
-A Unix socket in the state directory, ``<session id>.answer``, mode 0600 in the 0700
-directory, that only a peer of the launcher's own uid may use (``SO_PEERCRED``). A
-connection carries one request, one JSON line of at most :data:`MAX_REQUEST` bytes::
+The server's side of :mod:`tray.state.answer_channel`, whose wire format and client it
+speaks: a Unix socket that only a peer of the launcher's own uid may use (``SO_PEERCRED``).
 
-    {"answer": "approve", "record": "", "since": 1764470012.5}
-
-and gets one JSON line back before it is closed: ``{"ok": true, "record": ..., "since":
-...}`` once the keys went into the program's input, or ``{"ok": false, "reason": ...}``.
-
-Nothing here blocks. The launcher's poll loop watches :meth:`AnswerSocket.fds`, calls
-:meth:`AnswerSocket.on_readable` for each ready one, and :meth:`AnswerSocket.tick` when
-:meth:`AnswerSocket.timeout` has passed. The request only names a prompt; the keys come
-from the gate (:func:`tray.core.answers.gate.decide`, asked through the launcher's ``gate``
-callback both when the request arrives and again at the moment of typing), and go in
-through the launcher's ``type_keys`` callback, which writes them in one write between the
-user's own keystrokes, or says not now.
+Nothing here blocks. The pty's poll loop (:class:`tray.launcher.proxy.PtyProxy`) serves
+the socket through :class:`AnswerHandler`, its guest there: the loop watches
+:meth:`AnswerSocket.fds`, calls :meth:`AnswerSocket.on_readable` for each ready one, and
+:meth:`AnswerSocket.tick` when :meth:`AnswerSocket.timeout` has passed. The request only
+names a prompt; the keys come from the gate (:func:`tray.core.answers.gate.decide`, asked
+through the launcher's ``gate`` callback both when the request arrives and again at the
+moment of typing), and go in through the launcher's ``type_keys`` callback, which writes
+them in one write between the user's own keystrokes, or says not now.
 """
 
 from __future__ import annotations
@@ -29,20 +24,16 @@ from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
 
-from tray.base.safe_text import clean_text, cut
-from tray.core.answers.gate import ANSWERS, Decision, Request
-from tray.core.session.model import Session
-from tray.state.store import ANSWER_SUFFIX, StateStore, valid_session_id, with_liveness
+from tray.core.answers.gate import Decision, Request
+from tray.launcher.loop_seat import Seat
+from tray.state.answer_channel import (
+    HOLD_LIMIT,
+    MAX_REQUEST,
+    REQUEST_TIMEOUT,
+    encode_line,
+    parse_request,
+)
 
-SUFFIX = ANSWER_SUFFIX
-MAX_REQUEST = 512
-# From the connection's start: time to send the request, and for an early answer to wait
-# for its prompt to settle. A peer that stalls is cut off, never waited for.
-REQUEST_TIMEOUT = 2.0
-HOLD_LIMIT = 5.0
-# The client's wait: a request's time, the longest hold, and a margin.
-REPLY_TIMEOUT = REQUEST_TIMEOUT + HOLD_LIMIT + 2.0
-MAX_REPLY = 4096
 MAX_CONNECTIONS = 8
 # Accepted per readable event, so a flood cannot keep the byte loop in accept().
 ACCEPT_BURST = 8
@@ -59,35 +50,6 @@ class _Connection:
         self.buffer = b""
         self.deadline = deadline
         self.request: Request | None = None
-
-
-def socket_path(state_dir: str | os.PathLike[str], session_id: str) -> str:
-    """The socket of ``session_id`` in ``state_dir``, as a string."""
-    return os.path.join(state_dir, f"{session_id}{SUFFIX}")
-
-
-def parse_request(line: bytes) -> Request | str:
-    """A request line, or why it is not one. Only these three fields, strictly."""
-    import json  # noqa: PLC0415 - only a request needs it, and most sessions get none
-
-    try:
-        data = json.loads(line.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        return "bad request: not JSON"
-    if not isinstance(data, dict) or set(data) - {"answer", "record", "since"}:
-        return "bad request: unknown fields"
-    answer, record, since = data.get("answer"), data.get("record"), data.get("since")
-    if answer not in ANSWERS:
-        return "bad request: answer must be approve or deny"
-    if record is not None and (not isinstance(record, str) or len(record) > 128):
-        return "bad request: record"
-    if since is not None:
-        if isinstance(since, bool) or not isinstance(since, (int, float)):
-            return "bad request: since"
-        if not math.isfinite(float(since)):
-            return "bad request: since"
-        since = float(since)
-    return Request(str(answer), record, since)
 
 
 class AnswerSocket:
@@ -264,11 +226,9 @@ class AnswerSocket:
 
     @staticmethod
     def _reply_and_close(sock: socket.socket, reply: dict[str, object]) -> None:
-        import json  # noqa: PLC0415 - see parse_request
-
         # One small line into an empty socket buffer: it fits, or the peer is gone.
         with suppress(OSError):
-            sock.send(json.dumps(reply).encode() + b"\n", socket.MSG_DONTWAIT | socket.MSG_NOSIGNAL)
+            sock.send(encode_line(reply), socket.MSG_DONTWAIT | socket.MSG_NOSIGNAL)
         sock.close()
 
     def close(self) -> None:
@@ -279,86 +239,73 @@ class AnswerSocket:
             os.unlink(self.path)
 
 
-def send_answer(
-    path: str | os.PathLike[str],
-    answer: str,
-    record: str | None,
-    since: float | None,
-    timeout: float = REPLY_TIMEOUT,
-) -> tuple[bool, str]:
-    """The client's side, for ``tray answer`` and the tray app: one request on a
-    launcher's socket. True when the keys went in; else False and one short line why."""
-    import json  # noqa: PLC0415 - see parse_request
+class AnswerHandler:
+    """The answer socket as a guest of the pty's loop: what the socket waits on is polled
+    there, and its next tick is among the loop's timers.
 
-    request = {"answer": answer, "record": record, "since": since}
-    deadline = time.monotonic() + timeout
-    data = b""
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC) as client:
-        client.settimeout(timeout)
-        try:
-            client.connect(os.fspath(path))
-        except (FileNotFoundError, ConnectionRefusedError):
-            return False, "its launcher takes no answers (an older tray?)"
-        except OSError as error:
-            return False, cut(clean_text(error.strerror or str(error)), 80)
-        try:
-            client.sendall(json.dumps(request).encode() + b"\n")
-            while not data.endswith(b"\n") and len(data) < MAX_REPLY:
-                client.settimeout(max(0.01, deadline - time.monotonic()))
-                chunk = client.recv(MAX_REPLY)
-                if not chunk:
-                    break
-                data += chunk
-        except TimeoutError:
-            return False, "no reply from its launcher"
-        except OSError as error:
-            if not data:
-                return False, cut(clean_text(error.strerror or str(error)), 80)
-    try:
-        reply = json.loads(data)
-    except ValueError:
-        reply = None
-    if not isinstance(reply, dict):
-        return False, "no reply from its launcher"
-    if reply.get("ok") is True:
-        return True, ""
-    reason = reply.get("reason")
-    # The launcher's words, but shown as text only, and short.
-    return False, cut(clean_text(reason), 100) if isinstance(reason, str) else "refused"
-
-
-# What answer_stored_session says happened.
-ANSWERED = "answered"
-NOT_AN_ID = "not a session id"
-NO_SESSION = "no such session"
-UNREADABLE = "unreadable"
-HAS_ENDED = "ended"
-REFUSED = "refused"
-
-
-def answer_stored_session(
-    state_dir: str | os.PathLike[str],
-    session_id: str,
-    answer: str,
-    record: str | None,
-    since: float | None,
-) -> tuple[str, str, Session | None]:
-    """The client's whole way for a session of this machine, for ``tray answer`` and the
-    remote stream: read its state file and, while it runs, :func:`send_answer`.
-
-    Returns one of the outcomes above; the read error or the launcher's reason (else
-    ""); and the session once it was read. Each caller words the outcome its own way.
+    A bug in the socket turns answering off, in one line of ``log``: it must never end the
+    user's session.
     """
-    if not valid_session_id(session_id):
-        return NOT_AN_ID, "", None
-    store = StateStore(os.fspath(state_dir))
-    try:
-        session = with_liveness(store.read(store.path_for(session_id)))
-    except FileNotFoundError:
-        return NO_SESSION, "", None
-    except (OSError, ValueError) as error:
-        return UNREADABLE, str(error), None
-    if not session.running:
-        return HAS_ENDED, "", session
-    ok, reason = send_answer(socket_path(state_dir, session_id), answer, record, since)
-    return (ANSWERED, "", session) if ok else (REFUSED, reason, session)
+
+    def __init__(self, answers: AnswerSocket, log: Callable[[str], None]) -> None:
+        self._answers: AnswerSocket | None = answers
+        self._log = log
+        self._seat: Seat | None = None
+        self._fds: set[int] = set()
+
+    def join(self, seat: Seat) -> None:
+        self._seat = seat
+        self._sync()
+
+    def wake(self) -> None:
+        answers = self._answers
+        if answers is None:
+            return
+        try:
+            answers.tick()
+        except Exception as error:  # a bug here must not end the user's session
+            self._failed(error)
+            return
+        self._sync()
+
+    def _on_readable(self, fd: int) -> None:
+        answers = self._answers
+        if answers is None:
+            return
+        try:
+            answers.on_readable(fd)
+        except Exception as error:  # a bug here must not end the user's session
+            self._failed(error)
+            return
+        self._sync()
+
+    def _sync(self) -> None:
+        """Poll what the socket waits on now, and time its next tick."""
+        answers, seat = self._answers, self._seat
+        assert answers is not None
+        assert seat is not None
+        wanted = set(answers.fds())
+        for fd in self._fds - wanted:
+            seat.unwatch(fd)
+        for fd in wanted - self._fds:
+            seat.watch(fd, self._handler(fd))
+        self._fds = wanted
+        delay = answers.timeout()
+        seat.wake_at(self, math.inf if delay is None else time.monotonic() + delay)
+
+    def _handler(self, fd: int) -> Callable[[int], None]:
+        return lambda events: self._on_readable(fd)
+
+    def _failed(self, error: Exception) -> None:
+        self._log(f"answer socket failed, answering off: {type(error).__name__}: {error}")
+        answers, seat = self._answers, self._seat
+        assert answers is not None
+        assert seat is not None
+        for fd in self._fds:
+            seat.unwatch(fd)
+        self._fds = set()
+        seat.wake_at(self, math.inf)
+        self._answers = None
+        # A broken socket must not end the session.
+        with suppress(Exception):
+            answers.close()

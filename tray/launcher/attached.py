@@ -19,19 +19,23 @@ from typing import TYPE_CHECKING
 
 from tray.core.answers.gate import DEFAULT_SETTINGS, AnswerSettings, Decision, Request, decide
 from tray.core.config.settings import Config, ConfigError, PolicySettings
-from tray.core.session.labels import TERMINAL_VARIABLES
 from tray.core.session.model import Answered, Session
-from tray.launcher.answer_socket import AnswerSocket, socket_path
+from tray.launcher.answer_socket import AnswerHandler, AnswerSocket
 from tray.launcher.proxy import PtyProxy
 from tray.launcher.recorder import SessionRecorder
 from tray.launcher.spawn import Spawned
-from tray.launcher.terminal import RawMode, SignalPipe, UserTerminal
+from tray.launcher.terminal import SignalPipe, UserTerminal
 from tray.launcher.terminal_signals import TerminalSignals
 from tray.protocol.scanner import Scanner
+from tray.protocol.state import Answer
+from tray.state.answer_channel import socket_path
 from tray.state.config_file import load_config
 from tray.state.environment import SESSION_VARIABLE, Environment
+from tray.state.liveness import process_start_token
 from tray.state.logs import LAUNCHER_LOG_NAME, LauncherLog
-from tray.state.store import StateStore, StoreError, process_start_token
+from tray.state.store import StateStore, StoreError
+from tray.terminal.raw_mode import RawMode
+from tray.terminal.variables import TERMINAL_VARIABLES
 
 if TYPE_CHECKING:
     from tray.core.agents.rules import AgentBook
@@ -187,7 +191,7 @@ class AttachedSession:
                         recorder=recorder,
                         log=self._log,
                         scanner=self._scanner,
-                        answers=answers,
+                        guests=() if answers is None else (AnswerHandler(answers, self._log),),
                         later=(AGENT_RULES_AFTER, lambda: self._read_agent_rules(recorder)),
                     )
                 )
@@ -260,7 +264,9 @@ class AttachedSession:
         assert decision.record is not None
         assert decision.since is not None
         self._log(f"answered {answer} record={decision.record!r} since={decision.since!r}")
-        recorder.answered(Answered(decision.record, decision.since, answer, self._env.clock()))
+        recorder.answered(
+            Answered(decision.record, decision.since, Answer(answer), self._env.clock())
+        )
 
     def _terminal_facts(self) -> dict[str, str]:
         environ = self._env.environ

@@ -23,9 +23,8 @@ import select
 import signal
 import termios
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import suppress
-from typing import TYPE_CHECKING
 
 from tray.base.exit_codes import SIGNAL_BASE
 from tray.launcher.alarm import Alarm
@@ -36,16 +35,14 @@ from tray.launcher.command_signals import (
     send,
     send_group,
 )
-from tray.launcher.fdio import write_all
+from tray.launcher.loop_seat import LoopGuest
 from tray.launcher.recorder import SessionRecorder
 from tray.launcher.spawn import Spawned, exit_code
 from tray.launcher.terminal import SignalPipe, UserTerminal, get_size, set_size
 from tray.protocol.output_events import Event
 from tray.protocol.scanner import Scanner
 from tray.state.logs import LauncherLog
-
-if TYPE_CHECKING:
-    from tray.launcher.answer_socket import AnswerSocket
+from tray.terminal.fdio import write_all
 
 # Also the most output read in a row, before the loop looks at input, signals and timers
 # again: a keystroke never waits long behind streaming output.
@@ -79,9 +76,9 @@ class PtyProxy:
     Each fd the loop polls has its handler in ``_handlers``, called with poll's events:
     another fd joins the loop with an entry there and its registration.
 
-    ``answers``, the session's answer socket, sits in the same poll: its listener and
-    the connections still sending a request, with its timeout among the timers. Only its
-    own activity changes what is polled, so the byte loop pays nothing for it.
+    ``guests`` (the session's answer socket) sit in the same poll, as the loop's
+    :class:`Seat`: their fds among the pty's, their wake-ups among the timers. Only a
+    guest's own activity changes what is polled, so the byte loop pays nothing for it.
     """
 
     def __init__(
@@ -93,7 +90,7 @@ class PtyProxy:
         recorder: SessionRecorder,
         log: LauncherLog,
         scanner: Scanner,
-        answers: AnswerSocket | None = None,
+        guests: Sequence[LoopGuest] = (),
         later: tuple[float, Callable[[], None]] | None = None,
     ) -> None:
         """``later``: after that many seconds, work the session needs but the program's
@@ -134,9 +131,9 @@ class PtyProxy:
         self._master_mask = 0
         self._stdin_mask = 0
         self._alarm = Alarm()
-        self._answers = answers
-        self._answer_fds: set[int] = set()
-        self._answer_due = math.inf
+        self._guests = tuple(guests)
+        self._wakes: dict[LoopGuest, float] = {}
+        self._guest_due = math.inf
 
     def run(self) -> int:
         """Proxy until the command has ended and its output is drained; its status."""
@@ -155,8 +152,8 @@ class PtyProxy:
     def _proxy(self) -> int:
         os.set_blocking(self._master, False)
         self._poller.register(self._signals.fileno(), select.POLLIN)
-        if self._answers is not None:
-            self._sync_answers()
+        for guest in self._guests:
+            guest.join(self)
         self._reap()  # it may have exited before our SIGCHLD handler mattered
         self._flush_to_child()
         poll = self._poller.poll
@@ -216,8 +213,8 @@ class PtyProxy:
         if write_due is not None and write_due < deadline:
             deadline = write_due
         # A comparison, not min(): this runs on every pass of the byte loop.
-        if self._answer_due < deadline:  # noqa: PLR1730
-            deadline = self._answer_due
+        if self._guest_due < deadline:  # noqa: PLR1730
+            deadline = self._guest_due
         if self._later_due < deadline:  # noqa: PLR1730
             deadline = self._later_due
         return deadline
@@ -228,8 +225,30 @@ class PtyProxy:
             assert later is not None
             later()
         self._recorder.maybe_persist(now)
-        if now >= self._answer_due:
-            self._answer_tick()
+        if now >= self._guest_due:
+            self._wake_guests(now)
+
+    # ----------------------------------------------------------------- guests
+
+    def watch(self, fd: int, handler: Callable[[int], None]) -> None:
+        self._poller.register(fd, select.POLLIN)
+        self._handlers[fd] = handler
+
+    def unwatch(self, fd: int) -> None:
+        self._poller.unregister(fd)
+        del self._handlers[fd]
+
+    def wake_at(self, guest: LoopGuest, when: float) -> None:
+        """Wake ``guest`` at ``when`` (monotonic), or never: ``math.inf``."""
+        self._wakes[guest] = when
+        self._guest_due = min(self._wakes.values())
+
+    def _wake_guests(self, now: float) -> None:
+        for guest, when in list(self._wakes.items()):
+            if now >= when:
+                self._wakes[guest] = math.inf  # until it asks again, as it wakes
+                guest.wake()
+        self._guest_due = min(self._wakes.values(), default=math.inf)
 
     # ----------------------------------------------------------------- answers
 
@@ -255,61 +274,6 @@ class PtyProxy:
             self._to_child += keys[written:]
             self._flush_to_child()
         return True
-
-    def _on_answer(self, fd: int) -> None:
-        answers = self._answers
-        if answers is None:
-            return
-        try:
-            answers.on_readable(fd)
-        except Exception as error:  # a bug here must not end the user's session
-            self._answers_failed(error)
-            return
-        self._sync_answers()
-
-    def _answer_tick(self) -> None:
-        answers = self._answers
-        if answers is None:
-            return
-        try:
-            answers.tick()
-        except Exception as error:  # a bug here must not end the user's session
-            self._answers_failed(error)
-            return
-        self._sync_answers()
-
-    def _sync_answers(self) -> None:
-        """Poll what the answer socket waits on now, and time its next tick."""
-        answers = self._answers
-        assert answers is not None
-        wanted = set(answers.fds())
-        known = self._answer_fds
-        for fd in known - wanted:
-            self._poller.unregister(fd)
-            del self._handlers[fd]
-        for fd in wanted - known:
-            self._poller.register(fd, select.POLLIN)
-            self._handlers[fd] = self._answer_handler(fd)
-        self._answer_fds = wanted
-        delay = answers.timeout()
-        self._answer_due = math.inf if delay is None else time.monotonic() + delay
-
-    def _answer_handler(self, fd: int) -> Callable[[int], None]:
-        return lambda events: self._on_answer(fd)
-
-    def _answers_failed(self, error: Exception) -> None:
-        self._log(f"answer socket failed, answering off: {type(error).__name__}: {error}")
-        answers = self._answers
-        assert answers is not None
-        for fd in self._answer_fds:
-            self._poller.unregister(fd)
-            del self._handlers[fd]
-        self._answer_fds = set()
-        self._answer_due = math.inf
-        self._answers = None
-        # A broken socket must not end the session.
-        with suppress(Exception):
-            answers.close()
 
     # ----------------------------------------------------------------- bytes
 

@@ -31,6 +31,7 @@ from tray.protocol.output_events import (
 )
 from tray.protocol.records import Record, RecordTable
 from tray.protocol.report import Report, from_hook, parse_body
+from tray.protocol.state import State
 from tray.state.logs import LauncherLog
 from tray.state.store import StateStore
 
@@ -87,7 +88,7 @@ class SessionRecorder:
         self._table = RecordTable()
         self._source = "launcher"
         self._changed_at = session.updated_at
-        self._state: str | None = "working"
+        self._state: State | None = State.WORKING
         self._state_since = session.started_at
         self._input_pause_due: float | None = None
         self._view_dirty = False
@@ -197,7 +198,7 @@ class SessionRecorder:
         """Since when the session has been in its state: the policy's settle counts from it."""
         state = self._table.state()
         if state is None and self._source == "launcher":
-            state = "working"
+            state = State.WORKING
         if state != self._state:
             self._state = state
             self._state_since = now

@@ -20,9 +20,6 @@ from typing import TYPE_CHECKING
 from tray.base.exit_codes import CANNOT_START, USAGE_ERROR
 from tray.launcher.spawn import CannotStartError, child_dispositions, spawn
 from tray.launcher.terminal import (
-    IFLAG,
-    LFLAG,
-    OFLAG,
     SignalPipe,
     WindowSize,
     get_size,
@@ -31,6 +28,7 @@ from tray.launcher.terminal import (
 )
 from tray.state.environment import SESSION_VARIABLE, Environment
 from tray.state.private_directory import private_directory_problem
+from tray.terminal.raw_mode import IFLAG, LFLAG, OFLAG
 
 if TYPE_CHECKING:
     from tray.core.session.model import Session

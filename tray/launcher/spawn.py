@@ -54,7 +54,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from ptyprocess import PtyProcess
 
 from tray.base.exit_codes import CANNOT_START, SIGNAL_BASE
-from tray.launcher.terminal import CC, DEFAULT_COLUMNS, DEFAULT_ROWS
+from tray.launcher.terminal import DEFAULT_COLUMNS, DEFAULT_ROWS
+from tray.terminal.raw_mode import CC
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -3,8 +3,8 @@
 A server that implements 1.2 sends ``ActivationToken(id, token)`` just before
 ``ActionInvoked(id, key)``; the token lets a Wayland terminal raise its own window
 (xdg-activation). desktop-notifier 6.x neither listens for it nor tells its callbacks
-the notification's id, so the notifier watches both signals on its own connection
-(one connection delivers them in the order sent) and, when desktop-notifier reports a
+the notification's id, so the notifier watches both signals on the bus loop's
+connection (one connection delivers them in the order sent) and, when desktop-notifier reports a
 click, takes the click just seen there: with its token, or None from a server that sent
 none (dunst 1.9, for one).
 
@@ -22,7 +22,13 @@ import time
 from collections import deque
 from typing import Any
 
-from tray.desktop.bus import NOTIFICATIONS, NOTIFICATIONS_PATH, BusCallError, subscribe
+from tray.desktop.bus import (
+    NOTIFICATIONS,
+    NOTIFICATIONS_PATH,
+    BusCallError,
+    Subscription,
+    subscribe,
+)
 
 # How long a click reported by desktop-notifier waits for this connection's signal.
 CLICK_WAIT = 0.25
@@ -34,11 +40,13 @@ DEFAULT_ACTION = "default"
 
 
 class ActivationTokens:
-    """Tokens and default-action clicks seen on one bus connection; the notifier's
+    """Tokens and default-action clicks seen on one bus connection; the bus loop's
     thread only."""
 
     def __init__(self) -> None:
         self._bus: Any = None
+        # Taken off the connection again by forget: it is shared, and outlives us.
+        self._subscriptions: list[Subscription] = []
         self._owner: str | None = None
         self._tokens: dict[int, str] = {}
         self._clicks: deque[tuple[float, str | None]] = deque(maxlen=_TOKEN_LIMIT)
@@ -50,17 +58,26 @@ class ActivationTokens:
         if bus is self._bus:
             return
         rule = {"path": NOTIFICATIONS_PATH, "interface": NOTIFICATIONS}
+        self.forget()
         try:
-            await subscribe(bus, {**rule, "member": "ActivationToken"}, self._on_token)
-            await subscribe(bus, {**rule, "member": "ActionInvoked"}, self._on_action)
+            for member, handler in (
+                ("ActivationToken", self._on_token),
+                ("ActionInvoked", self._on_action),
+            ):
+                self._subscriptions.append(
+                    await subscribe(bus, {**rule, "member": member}, handler)
+                )
         except BusCallError:
             # Clicks then go without a token at once, rather than each waiting for one.
             return
         self._bus = bus
 
     def forget(self) -> None:
-        """The connection closed: a new one subscribes again."""
+        """Stop watching: the next :meth:`watch` subscribes again."""
         self._bus = None
+        for subscription in self._subscriptions:
+            subscription.cancel()
+        self._subscriptions.clear()
 
     def _from_server(self, message: Any) -> bool:
         return self._owner is not None and message.sender == self._owner

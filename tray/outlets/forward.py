@@ -26,9 +26,10 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from tray.base.check import Check
 from tray.core.away.tracker import PRESENT, AwayState, is_forwarded
 from tray.core.config.away import AwaySettings, answer_server, scheme_of
-from tray.desktop.check import Check
+from tray.protocol.state import State
 
 SEND_TIMEOUT = 10.0
 BACKOFF_FIRST = 5.0
@@ -40,7 +41,11 @@ STOP_TIMEOUT = 5.0
 # and a path can hold a token (tgram://BOT_TOKEN/...).
 _QUIET_LOGGERS = ("apprise", "urllib3", "requests", "requests_oauthlib")
 # Ping states as Apprise's notify types: services colour or prefix by them.
-_NOTIFY_TYPES = {"blocked": "warning", "error": "failure", "done": "success"}
+_NOTIFY_TYPES: dict[str, str] = {
+    State.BLOCKED: "warning",
+    State.ERROR: "failure",
+    State.DONE: "success",
+}
 INSTALL_HINT = f"{sys.executable} -m pip install apprise"
 
 

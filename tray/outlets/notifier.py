@@ -1,8 +1,9 @@
-"""Native notifications through desktop-notifier, on an asyncio loop of their own.
+"""Native notifications through desktop-notifier, on the app's one D-Bus loop.
 
 desktop-notifier only runs click callbacks while an asyncio loop keeps running, and the
-rest of the app is threads (pystray, the watcher). So the notifier owns a daemon thread
-with its own loop, and ``send`` only hands work over to it.
+rest of the app is threads (pystray, the watcher). So the notifier runs on the bus loop
+(:mod:`tray.desktop.bus_loop`), which keeps running for the app's whole life, and
+``send`` only hands work over to it.
 
 On Linux it also asks the bus itself, before each notification, whether a server owns
 ``org.freedesktop.Notifications``: desktop-notifier's own ``send`` neither raises nor
@@ -21,10 +22,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import sys
-import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 
@@ -35,8 +36,10 @@ from tray.core.answers.target import APPROVE_LABEL, DENY_LABEL, AnswerTarget
 from tray.core.view.overview import IconState
 from tray.desktop.bus import NOTIFICATIONS, BusCallError, activate, name_owner
 from tray.desktop.bus import capabilities as bus_capabilities
+from tray.desktop.bus_loop import attach
 from tray.outlets.activation_tokens import ActivationTokens
 from tray.outlets.notification_icons import NotificationIcons
+from tray.protocol.state import Answer
 
 # desktop-notifier depends on dbus-fast on Linux only; elsewhere it talks to the
 # platform's own notification centre, which renders no markup.
@@ -58,7 +61,7 @@ CLOSE_TIMEOUT = 5.0
 SNOOZE_ACTION = "snooze"
 SNOOZE_LABEL = "Snooze 1 h"
 # A permission prompt tray can answer gets these two as well (action key, label).
-ANSWER_BUTTONS = (("approve", APPROVE_LABEL), ("deny", DENY_LABEL))
+ANSWER_BUTTONS = ((Answer.APPROVE, APPROVE_LABEL), (Answer.DENY, DENY_LABEL))
 # Answerable notifications remembered, to withdraw once their prompt is answered.
 SHOWN_KEPT = 64
 
@@ -86,8 +89,11 @@ class _NoServerError(Exception):
 
 class Notifier:
     """Shows notifications; ``on_click(key, token)`` and ``on_snooze(session_ids)`` run on
-    the notifier's thread. ``token`` is the server's activation token for the click
-    (:mod:`tray.outlets.activation_tokens`), or None when the server sent none."""
+    the bus loop's thread. ``token`` is the server's activation token for the click
+    (:mod:`tray.outlets.activation_tokens`), or None when the server sent none.
+
+    ``environ`` names the session bus (the process's own environment by default, which
+    desktop-notifier reads too)."""
 
     def __init__(
         self,
@@ -95,6 +101,8 @@ class Notifier:
         on_click: Callable[[str, str | None], None],
         log: logging.Logger,
         on_snooze: Callable[[tuple[str, ...]], None] | None = None,
+        *,
+        environ: Mapping[str, str] | None = None,
     ) -> None:
         self._app_name = app_name
         self._on_click = on_click
@@ -102,23 +110,24 @@ class Notifier:
         self._clicks: set[asyncio.Task[None]] = set()
         self._on_snooze = on_snooze
         # Set by the app: ``on_answer(target, "approve" | "deny")`` for the Approve and
-        # Deny buttons, on the notifier's thread.
+        # Deny buttons, on the bus loop's thread.
         self.on_answer: Callable[[AnswerTarget, str], None] | None = None
-        # prompt -> the ids of its notifications still up (notifier's thread only)
+        # prompt -> the ids of its notifications still up (the bus loop's thread only)
         self._shown: OrderedDict[AnswerTarget, list[str]] = OrderedDict()
         self._withdrawals: set[asyncio.Task[None]] = set()
         self._log = log
         self._icons = NotificationIcons(log)
         self._desktop = self._new_desktop_notifier()
-        self._bus: MessageBus | None = None
         self._server: _Server | None = None
         self._outage = False
         self._closed = False
-        self._loop = asyncio.new_event_loop()
+        self._bus_loop = attach(os.environ if environ is None else environ)
+        self._loop = self._bus_loop.loop
+        # Bound to the loop only once used, there.
         self._queue: asyncio.Queue[_Pending] = asyncio.Queue(QUEUE_LIMIT)
-        self._worker = self._loop.create_task(self._serve())
-        self._thread = threading.Thread(target=self._run, name="tray-notifier", daemon=True)
-        self._thread.start()
+        self._worker: asyncio.Task[None] | None = None
+        self._closing: asyncio.Task[None] | None = None
+        self._serving = self._bus_loop.submit(self._serve())
 
     def send(  # noqa: PLR0917 - positional, as it always could be
         self,
@@ -155,28 +164,35 @@ class Notifier:
             self._log.debug("notifier closed; dropping a notification")
 
     def close(self) -> None:
-        """Stop the loop thread; pending notifications are dropped."""
+        """Stop sending, let go of the connections; pending notifications are dropped."""
         if self._closed:
             return
         self._closed = True
-        with contextlib.suppress(RuntimeError):
-            self._loop.call_soon_threadsafe(self._worker.cancel)
-        if threading.current_thread() is self._thread:
-            return  # called from on_click: the loop stops once the callback returns
-        self._thread.join(CLOSE_TIMEOUT)
-        if self._thread.is_alive():
-            self._log.warning("the notifier thread did not stop within %.0f s", CLOSE_TIMEOUT)
-
-    # Everything below runs on the notifier's thread.
-
-    def _run(self) -> None:
-        asyncio.set_event_loop(self._loop)
+        if self._bus_loop.on_loop():
+            # Called from on_click: the shutdown runs once the callback returns (kept
+            # here until then, as the loop holds its tasks only weakly).
+            self._closing = self._loop.create_task(self._shutdown())
+            self._closing.add_done_callback(lambda _task: self._bus_loop.detach())
+            return
         try:
-            with contextlib.suppress(asyncio.CancelledError):
-                self._loop.run_until_complete(self._worker)
-            self._loop.run_until_complete(self._loop.shutdown_asyncgens())
-        finally:
-            self._loop.close()
+            self._bus_loop.run(self._shutdown(), CLOSE_TIMEOUT)
+        except TimeoutError:
+            self._log.warning("the notifier did not stop within %.0f s", CLOSE_TIMEOUT)
+        except RuntimeError:
+            pass  # the loop closed already
+        self._bus_loop.detach()
+
+    # Everything below runs on the bus loop's thread.
+
+    async def _shutdown(self) -> None:
+        worker = self._worker
+        if worker is None:  # cancelled before it began: nothing was opened but icons
+            self._serving.cancel()
+            self._icons.close()
+            return
+        worker.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await worker  # its cleanup, closing desktop-notifier's connection, is done
 
     def _enqueue(self, pending: _Pending) -> None:
         try:
@@ -185,6 +201,7 @@ class Notifier:
             self._log.debug("notification backlog full; dropping a notification")
 
     async def _serve(self) -> None:
+        self._worker = asyncio.current_task()
         try:
             while True:
                 pending = await self._queue.get()
@@ -200,7 +217,7 @@ class Notifier:
                     self._log.exception("sending a notification failed")
         finally:
             _release(self._desktop)
-            self._disconnect()
+            self._tokens.forget()
             self._icons.close()
 
     async def _deliver(self, pending: _Pending) -> None:
@@ -329,7 +346,11 @@ class Notifier:
         if sys.platform != "linux":
             return _Server(owner="", markup=False)
         try:
-            bus = await self._connect()
+            bus = await self._bus_loop.session()
+            if bus is None:
+                raise _NoServerError(
+                    f"cannot reach the D-Bus session bus ({self._bus_loop.session_error})"
+                )
             owner = await name_owner(bus, SERVER_NAME)
             if owner is None and await activate(bus, SERVER_NAME):
                 owner = await name_owner(bus, SERVER_NAME)
@@ -343,20 +364,9 @@ class Notifier:
             await self._tokens.watch(bus, owner)
         # KeyError: no bus address and no HOME to look one up in.
         except (OSError, EOFError, KeyError, ValueError, DBusFastError) as problem:
-            self._disconnect()
+            self._tokens.forget()
             raise _NoServerError(f"cannot reach the D-Bus session bus ({problem})") from problem
         return self._server
-
-    async def _connect(self) -> MessageBus:
-        if self._bus is None or not self._bus.connected:
-            self._bus = await MessageBus().connect()
-        return self._bus
-
-    def _disconnect(self) -> None:
-        self._tokens.forget()
-        if self._bus is not None:
-            self._bus.disconnect()
-            self._bus = None
 
 
 def _release(desktop: DesktopNotifier) -> None:

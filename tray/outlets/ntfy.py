@@ -1,6 +1,9 @@
 """The phone, through ntfy: prompts out as JSON publishes, the user's taps back as a stream.
 
-Only the standard library (http.client), so the app needs nothing more for it.
+Only the standard library (http.client), so the app needs nothing more for it. Both go
+through the web proxy that the standard variables name (:mod:`tray.outlets.web_proxy`,
+from the environment the caller passes): an https server through a CONNECT tunnel, an
+http one by asking the proxy for the whole URL.
 
 ``NtfyPublisher`` sends on a daemon thread of its own: ``publish`` queues and returns.
 When the server cannot be reached it says so once, keeps the newest few messages, and
@@ -29,9 +32,11 @@ import ssl
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 
 from tray.core.config.away import NTFY_TOPIC, ntfy_server
+from tray.outlets.web_proxy import Proxy, ProxySettingError, proxy_for
 
 # What a message id may be before it goes back to the server as ``since`` (ntfy's are
 # 12 of these characters).
@@ -58,33 +63,89 @@ SEEN_LIMIT = 1024
 STOP_TIMEOUT = 2.0
 # Statuses that refuse the message itself: sending it again would fail again.
 _BAD_MESSAGE = frozenset({400, 413})
+# No proxy variables: what a caller that passes no environment gets.
+NO_ENVIRONMENT: Mapping[str, str] = MappingProxyType({})
+# http.client's words when a proxy refuses a tunnel: "Tunnel connection failed: 407 ...".
+_TUNNEL_REFUSED = re.compile(r"Tunnel connection failed: (\d{3})")
+
+
+class _ProxyUnusableError(OSError):
+    """The proxy variable that applies cannot be used; its text names the variable only."""
 
 
 class _Server:
-    """Where a base URL points: how to connect, the path prefix, and the host for logs."""
+    """Where a base URL points: how to connect (directly or through a proxy), the path
+    prefix, and the host for logs."""
 
-    def __init__(self, base_url: str, token: str | None) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        token: str | None,
+        environ: Mapping[str, str],
+        tls: ssl.SSLContext | None,
+    ) -> None:
         server = ntfy_server(base_url)
         self.https = server.https
         self.host = server.host.strip("[]")  # an IPv6 address, as http.client takes it
         self.port = server.port
         self.prefix = server.prefix
+        self._netloc = server.host if server.port is None else f"{server.host}:{server.port}"
         self.headers = {"Authorization": f"Bearer {token}"} if token else {}
-        # The system's CAs and hostname checks, loaded once.
-        self._context = ssl.create_default_context() if self.https else None
+        # The system's CAs and hostname checks, loaded once, unless the caller chose.
+        self._context = (tls or ssl.create_default_context()) if self.https else None
+        self.proxy: Proxy | None = None
+        self._problem: str | None = None
+        port = self.port or (443 if self.https else 80)
+        try:
+            self.proxy = proxy_for(self.https, self.host, port, environ)
+        except ProxySettingError as error:
+            self._problem = str(error)  # said at each attempt's failure, as any other
+        # The proxy's host and port are no secret (its password is): they go in the log.
+        self.where = self.host
+        if self.proxy is not None:
+            self.where += f" (through the proxy at {self.proxy.host}:{self.proxy.port})"
 
     def connection(self, timeout: float) -> http.client.HTTPConnection:
+        if self._problem is not None:
+            raise _ProxyUnusableError(self._problem)
+        proxy = self.proxy
+        if proxy is None:
+            if self._context is not None:
+                return http.client.HTTPSConnection(
+                    self.host, self.port, timeout=timeout, context=self._context
+                )
+            return http.client.HTTPConnection(self.host, self.port, timeout=timeout)
         if self._context is not None:
-            return http.client.HTTPSConnection(
-                self.host, self.port, timeout=timeout, context=self._context
+            # TLS end to end, inside a CONNECT tunnel: the proxy sees the host only.
+            tunnel = http.client.HTTPSConnection(
+                proxy.host, proxy.port, timeout=timeout, context=self._context
             )
-        return http.client.HTTPConnection(self.host, self.port, timeout=timeout)
+            tunnel.set_tunnel(self.host, self.port, headers=proxy.headers())
+            return tunnel
+        return http.client.HTTPConnection(proxy.host, proxy.port, timeout=timeout)
+
+    def target(self, path: str) -> str:
+        """The request's target for ``path``: the whole URL when an http proxy is asked."""
+        if self.proxy is not None and self._context is None:
+            return f"http://{self._netloc}{path}"
+        return path
+
+    def request_headers(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+        headers = {**(extra or {}), **self.headers}
+        if self.proxy is not None and self._context is None:
+            headers.update(self.proxy.headers())
+        return headers
 
 
 def _describe(error: BaseException) -> str:
     """What went wrong, by kind only: some errors' text holds a request's URL."""
     if isinstance(error, TimeoutError):
         return "timed out"
+    if isinstance(error, _ProxyUnusableError):
+        return str(error)
+    refused = _TUNNEL_REFUSED.match(str(error)) if type(error) is OSError else None
+    if refused is not None:
+        return f"the proxy refused the tunnel: HTTP {refused.group(1)}"
     return type(error).__name__
 
 
@@ -98,11 +159,15 @@ class NtfyPublisher:
         log: logging.Logger,
         timeout: float = PUBLISH_TIMEOUT,
         *,
+        environ: Mapping[str, str] = NO_ENVIRONMENT,
+        tls: ssl.SSLContext | None = None,
         backoff_first: float = PUBLISH_BACKOFF_FIRST,
         backoff_max: float = PUBLISH_BACKOFF_MAX,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._server = _Server(base_url, token)
+        """``environ`` holds the proxy variables; ``tls``, the CAs to trust (the system's
+        by default)."""
+        self._server = _Server(base_url, token, environ, tls)
         self._log = log
         self._timeout = timeout
         self._backoff_first = backoff_first
@@ -131,11 +196,13 @@ class NtfyPublisher:
         with self._wake:
             return self._sent, self._failures, self._failing
 
-    def stop(self, timeout: float = STOP_TIMEOUT) -> None:
+    def stop(self, timeout: float = STOP_TIMEOUT) -> bool:
+        """Stop sending; whether the thread has ended (within ``timeout``)."""
         with self._wake:
             self._stopping = True
             self._wake.notify()
         self._thread.join(timeout)
+        return not self._thread.is_alive()
 
     def _run(self) -> None:
         while True:
@@ -154,10 +221,14 @@ class NtfyPublisher:
 
     def _send(self, body: bytes) -> int | str:
         """The server's status, or what kept the request from getting one."""
-        connection = self._server.connection(self._timeout)
-        headers = {"Content-Type": "application/json", **self._server.headers}
         try:
-            connection.request("POST", f"{self._server.prefix}/", body=body, headers=headers)
+            connection = self._server.connection(self._timeout)
+        except OSError as error:
+            return _describe(error)
+        headers = self._server.request_headers({"Content-Type": "application/json"})
+        target = self._server.target(f"{self._server.prefix}/")
+        try:
+            connection.request("POST", target, body=body, headers=headers)
             response = connection.getresponse()
             response.read(LINE_LIMIT)
             return response.status
@@ -167,7 +238,7 @@ class NtfyPublisher:
             connection.close()
 
     def _settle(self, body: bytes, outcome: int | str) -> None:
-        host = self._server.host
+        host = self._server.where
         with self._wake:
             if isinstance(outcome, int) and 200 <= outcome < 300:
                 self._sent += 1
@@ -253,10 +324,14 @@ class ReplyStream:
         backoff_max: float = STREAM_BACKOFF_MAX,
         read_timeout: float = READ_TIMEOUT,
         connect_timeout: float = CONNECT_TIMEOUT,
+        environ: Mapping[str, str] = NO_ENVIRONMENT,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
+        """``environ`` holds the proxy variables; ``tls``, the CAs to trust (the system's
+        by default)."""
         if not NTFY_TOPIC.fullmatch(topic):
             raise ValueError("an ntfy topic is 1 to 64 letters, digits, '-' or '_'")
-        self._server = _Server(base_url, token)
+        self._server = _Server(base_url, token, environ, tls)
         self._topic = topic
         self._on_reply = on_reply
         self._log = log
@@ -282,7 +357,8 @@ class ReplyStream:
             self._since_time = time.time()
         self._thread.start()
 
-    def stop(self, timeout: float = STOP_TIMEOUT) -> None:
+    def stop(self, timeout: float = STOP_TIMEOUT) -> bool:
+        """Stop listening; whether the thread has ended (within ``timeout``)."""
         self._stopping.set()
         with self._lock:
             connection = self._connection
@@ -293,6 +369,7 @@ class ReplyStream:
                 sock.shutdown(socket.SHUT_RDWR)
         if self._thread.is_alive():
             self._thread.join(timeout)
+        return not self._thread.is_alive()
 
     def _run(self) -> None:
         delay = self._backoff_first
@@ -307,7 +384,7 @@ class ReplyStream:
                 self._log.warning(
                     "ntfy: the reply stream from %s failed (%s); reconnecting in %g s, "
                     "then less often",
-                    self._server.host,
+                    self._server.where,
                     reason,
                     delay,
                 )
@@ -317,11 +394,14 @@ class ReplyStream:
 
     def _path(self) -> str:
         since = self._last_id or str(int(self._since_time or 0))
-        return f"{self._server.prefix}/{self._topic}/json?since={since}"
+        return self._server.target(f"{self._server.prefix}/{self._topic}/json?since={since}")
 
     def _listen(self) -> tuple[bool, str]:
         """One connection, read to its end: (whether it delivered anything, why it ended)."""
-        connection = self._server.connection(self._connect_timeout)
+        try:
+            connection = self._server.connection(self._connect_timeout)
+        except OSError as error:
+            return False, _describe(error)
         with self._lock:
             self._connection = connection
         delivered = False
@@ -330,7 +410,7 @@ class ReplyStream:
             if self._stopping.is_set() or connection.sock is None:
                 return False, "stopped"
             connection.sock.settimeout(self._read_timeout)
-            connection.request("GET", self._path(), headers=self._server.headers)
+            connection.request("GET", self._path(), headers=self._server.request_headers())
             response = connection.getresponse()
             if response.status != 200:
                 return False, f"HTTP {response.status}"
@@ -350,7 +430,7 @@ class ReplyStream:
             connection.close()
 
     def _connected(self) -> None:
-        host = self._server.host
+        host = self._server.where
         if self._failing:
             self._log.info("ntfy: the reply stream from %s is connected again", host)
         elif not self._connected_once:

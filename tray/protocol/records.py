@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
-from tray.protocol.report import CLEAR, URGENCY, Report
+from tray.protocol.report import CLEAR, Report
+from tray.protocol.state import FINISHED, State, most_urgent
 
 CAPACITY = 256
-# The finished states: they outlive the program and a new prompt, until the person has
-# seen them. The one name for them; the app's overview, menu and remote view use it too.
-FINISHED_STATES = frozenset({"done", "error"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,7 +21,7 @@ class Record:
     """
 
     id: str
-    state: str
+    state: State
     kind: str | None
     progress: int | None
     app: str | None
@@ -40,27 +39,12 @@ def _ancestors(record_id: str) -> list[str]:
     return ["/".join(parts[:i]) for i in range(len(parts) - 1, 0, -1)] + [""]
 
 
-def most_urgent(states: list[str]) -> str | None:
-    """The state of :data:`~tray.protocol.report.URGENCY` that comes first, or None.
-
-    >>> most_urgent(["done", "blocked", "working"])
-    'blocked'
-    >>> most_urgent([]) is None
-    True
-    """
-    present = set(states)
-    for state in URGENCY:
-        if state in present:
-            return state
-    return None
-
-
 class RecordTable:
     """Insertion order is update order, so the first entry is the least recently updated.
 
     >>> table = RecordTable()
-    >>> table.apply(Report("working", app="codex"), now=100.0)
-    >>> table.apply(Report("blocked", "build", "permission"), now=101.0)
+    >>> table.apply(Report(State.WORKING, app="codex"), now=100.0)
+    >>> table.apply(Report(State.BLOCKED, "build", "permission"), now=101.0)
     >>> table.state()
     'blocked'
 
@@ -71,13 +55,13 @@ class RecordTable:
 
     A report that repeats a record keeps its ``since``; any change moves it:
 
-    >>> table.apply(Report("blocked", "build", "permission"), now=105.0)
+    >>> table.apply(Report(State.BLOCKED, "build", "permission"), now=105.0)
     >>> table.records()[1].since
     101.0
 
     The end of a run keeps only the finished records:
 
-    >>> table.apply(Report("done", "test"), now=110.0)
+    >>> table.apply(Report(State.DONE, "test"), now=110.0)
     >>> table.end_of_run()
     True
     >>> [record.id for record in table.records()]
@@ -87,7 +71,7 @@ class RecordTable:
     __slots__ = ("_records",)
 
     def __init__(self) -> None:
-        # id -> (report, updated_at, since)
+        # id -> (report, updated_at, since); never a report of CLEAR, which apply takes
         self._records: dict[str, tuple[Report, float, float]] = {}
 
     def __len__(self) -> int:
@@ -119,7 +103,7 @@ class RecordTable:
 
         Returns whether anything was dropped.
         """
-        doomed = [k for k, (r, _, _) in self._records.items() if r.state not in FINISHED_STATES]
+        doomed = [k for k, (r, _, _) in self._records.items() if r.state not in FINISHED]
         for key in doomed:
             del self._records[key]
         return bool(doomed)
@@ -144,7 +128,7 @@ class RecordTable:
             result.append(
                 Record(
                     record_id,
-                    report.state,
+                    cast(State, report.state),  # apply keeps no report of CLEAR
                     report.kind,
                     report.progress,
                     app,
@@ -156,5 +140,5 @@ class RecordTable:
             )
         return result
 
-    def state(self) -> str | None:
+    def state(self) -> State | None:
         return most_urgent([entry[0].state for entry in self._records.values()])

@@ -5,13 +5,15 @@ from __future__ import annotations
 import binascii
 import re
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Literal
 
-STATES: Final = ("idle", "working", "done", "blocked", "error")
+from tray.protocol.state import RUNNING, STATE_NAMED, URGENCY, State
+
+STATES: Final = tuple(State)
+# Not a state: a report of it takes records away.
 CLEAR: Final = "clear"
+Clear = Literal["clear"]
 KINDS: Final = ("permission", "question", "auth")
-# Most urgent first.
-URGENCY: Final = ("blocked", "error", "working", "done", "idle")
 
 MAX_KEY = 16
 MAX_APP = 32
@@ -62,12 +64,12 @@ class Report:
 
     Built positionally too, in the protocol's order:
 
-    >>> report = Report("blocked", "build", "permission")
+    >>> report = Report(State.BLOCKED, "build", "permission")
     >>> report.id, report.kind, report.app
     ('build', 'permission', None)
     """
 
-    state: str
+    state: State | Clear
     id: str = ""
     kind: str | None = None
     progress: int | None = None
@@ -155,8 +157,9 @@ def parse_body(body: bytes) -> Report | None:
             continue
         fields[key_bytes.decode("ascii")] = value_bytes.decode("ascii")
 
-    state = fields.get("state")
-    if state is None or (state not in STATES and state != CLEAR):
+    name = fields.get("state")
+    state: State | Clear | None = CLEAR if name == CLEAR else STATE_NAMED.get(name or "")
+    if state is None:
         return None
     record_id = fields.get("id")
     if record_id is None:
@@ -172,13 +175,13 @@ def parse_body(body: bytes) -> Report | None:
         msg = _decode_text(fields["msg"], MAX_MSG_DECODED)
         if msg is None:
             return None
-    kind = fields.get("kind") if state == "blocked" else None
+    kind = fields.get("kind") if state is State.BLOCKED else None
     if kind not in KINDS:
         kind = None
     progress = None
     raw_progress = fields.get("progress")
     if (
-        state in ("working", "blocked")
+        state in RUNNING
         and raw_progress is not None
         and raw_progress.isdigit()  # ASCII only: the value check let nothing else in
         and int(raw_progress) <= 100
@@ -209,9 +212,9 @@ def _encode_text(name: str, text: str, max_encoded: int, max_decoded: int) -> st
 def validate(report: Report) -> None:
     """Raise :class:`ReportError` unless the report encodes to exactly itself.
 
-    >>> validate(Report("blocked", kind="permission"))
+    >>> validate(Report(State.BLOCKED, kind="permission"))
     >>> try:
-    ...     validate(Report("done", kind="permission"))
+    ...     validate(Report(State.DONE, kind="permission"))
     ... except ReportError as error:
     ...     print(error)
     kind goes only with state blocked
@@ -223,7 +226,7 @@ def validate(report: Report) -> None:
     for name, value in zip(names, texts, strict=True):
         if not isinstance(value, str) and (value is not None or name in ("state", "id")):
             raise ReportError(f"{name} must be text, not {type(value).__name__}")
-    if report.state not in STATES and report.state != CLEAR:
+    if report.state not in STATE_NAMED and report.state != CLEAR:
         raise ReportError(
             f"state must be one of {', '.join((*STATES, CLEAR))}, not {report.state[:20]!r}"
         )
@@ -235,7 +238,7 @@ def validate(report: Report) -> None:
     if report.kind is not None:
         if report.kind not in KINDS:
             raise ReportError(f"kind must be one of {', '.join(KINDS)}")
-        if report.state != "blocked":
+        if report.state != State.BLOCKED:
             raise ReportError("kind goes only with state blocked")
     if report.progress is not None:
         if (
@@ -244,7 +247,7 @@ def validate(report: Report) -> None:
             or not 0 <= report.progress <= 100
         ):
             raise ReportError("progress must be a whole number from 0 to 100")
-        if report.state not in ("working", "blocked"):
+        if report.state not in RUNNING:
             raise ReportError("progress goes only with state working or blocked")
     if report.app is not None and not _is_app(report.app):
         # A reader discards a whole report for an app over the size limit, so that
@@ -265,9 +268,9 @@ def encode_body(report: Report) -> bytes:
 
     Text goes as base64, so any character but a control one may be in it:
 
-    >>> encode_body(Report("working", "build", progress=40, title="Deploy"))
+    >>> encode_body(Report(State.WORKING, "build", progress=40, title="Deploy"))
     b'state=working:id=build:progress=40:title=RGVwbG95'
-    >>> parse_body(_) == Report("working", "build", progress=40, title="Deploy")
+    >>> parse_body(_) == Report(State.WORKING, "build", progress=40, title="Deploy")
     True
     """
     validate(report)
@@ -291,9 +294,9 @@ def encode_sequence(report: Report, *, from_hook: bool = False) -> bytes:
     """A whole OSC 7501 sequence, BEL-terminated, ready to write to a terminal;
     ``from_hook`` adds :data:`HOOK_PAIR` last.
 
-    >>> encode_sequence(Report("done", app="make"))
+    >>> encode_sequence(Report(State.DONE, app="make"))
     b'\\x1b]7501;state=done:app=make\\x07'
-    >>> encode_sequence(Report("blocked", kind="permission", app="copilot"), from_hook=True)
+    >>> encode_sequence(Report(State.BLOCKED, kind="permission", app="copilot"), from_hook=True)
     b'\\x1b]7501;state=blocked:kind=permission:app=copilot:via=hook\\x07'
     """
     body = encode_body(report)
@@ -317,6 +320,7 @@ __all__ = [
     "KINDS",
     "STATES",
     "URGENCY",
+    "Clear",
     "Report",
     "ReportError",
     "encode_body",

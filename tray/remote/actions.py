@@ -8,9 +8,9 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Final
 
+from tray.base.check import Check
 from tray.base.safe_text import clean_text, cut
 from tray.core.hosts.remote_sessions import (
     RemoteDocumentError,
@@ -27,9 +27,9 @@ from tray.core.hosts.ssh_commands import (
     version_argv,
 )
 from tray.core.hosts.ssh_failures import NOT_FOUND, SSH_ERROR, Failure, classify, short_line
-from tray.launcher.answer_socket import REPLY_TIMEOUT
 from tray.remote.frames import STATE, FrameError
 from tray.remote.ssh import FrameReader, prompt_fix, run_once, start_ssh
+from tray.state.answer_channel import REPLY_TIMEOUT
 
 CHECK_TIMEOUT: Final = 15.0
 ACTION_TIMEOUT: Final = 15.0
@@ -41,48 +41,42 @@ _ANSWER_PREFIX: Final = "tray answer: "
 _VERSION_LINE: Final = re.compile(r"tray (\S{1,40})")
 
 
-@dataclass(frozen=True, slots=True)
-class HostCheck:
-    ok: bool
-    found: str  # "tray 0.1.0 on me@devbox", or what went wrong
-    fix: str | None = None
-
-    def line(self) -> str:
-        return f"{self.found}; fix: {self.fix}" if self.fix else self.found
-
-
 def diagnose_host(
     host: HostConfig,
     timeout: float = CHECK_TIMEOUT,
     *,
     environ: Mapping[str, str] | None = None,
     ssh: str = "ssh",
-) -> HostCheck:
-    """One ``REMOTE_COMMAND --version`` over ssh, with ``timeout``, for `tray doctor`."""
+) -> Check:
+    """One ``REMOTE_COMMAND --version`` over ssh, with ``timeout``, for `tray doctor`: ok
+    with the version found ("tray 0.1.0 on me@devbox"), else warn with what went wrong."""
+    name = f"host {host.name}"
     result = run_once(host, version_argv(host, ssh), timeout, environ)
     if isinstance(result, Failure):
         if result.kind == "timeout":
-            return HostCheck(
-                False,
+            return Check(
+                "warn",
+                name,
                 f"no answer from {host.destination} within {timeout:g} s",
                 prompt_fix(host.destination),
             )
-        return HostCheck(False, result.reason, result.fix)
+        return Check("warn", name, result.reason, result.fix)
     code, out, err = result
     if code == 0:
         for line in reversed(out.splitlines()):
             match = _VERSION_LINE.fullmatch(line.strip())
             if match is not None:
                 version = clean_text(match.group(1))
-                return HostCheck(True, f"tray {version} on {host.destination}")
+                return Check("ok", name, f"tray {version} on {host.destination}")
         command = cut(clean_text(host.remote_command), 60)
-        return HostCheck(
-            False,
+        return Check(
+            "warn",
+            name,
             f"'{command} --version' on {host.name} did not print a tray version",
             "point remote_command at the tray program there",
         )
     failure = classify(host, err, code)
-    return HostCheck(False, failure.reason, failure.fix)
+    return Check("warn", name, failure.reason, failure.fix)
 
 
 def _run_words(
@@ -264,7 +258,6 @@ def fetch_state(
 
 
 __all__ = [
-    "HostCheck",
     "RemoteError",
     "answer_remote",
     "diagnose_host",

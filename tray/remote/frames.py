@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from typing import Any, Final, Generic, TypeVar
 
 from tray.base.safe_text import clean_text, cut
-from tray.core.hosts.ssh_commands import ANSWER_WORDS, RECORD_PATTERN, valid_remote_id
+from tray.core.hosts.ssh_commands import RECORD_PATTERN, valid_remote_id
+from tray.protocol.state import ANSWER_NAMED
 
 MARK: Final = b"\x1eTRAY"
 VERSION: Final = 1
@@ -122,7 +123,7 @@ def _checked(request: AnswerRequest) -> AnswerRequest:
         if not math.isfinite(since):
             raise ValueError("since must be finite")
         since = float(since)
-    if request.answer not in ANSWER_WORDS:
+    if request.answer not in ANSWER_NAMED:
         raise ValueError("the answer is approve or deny")
     return AnswerRequest(request.id, request.session, record, since, request.answer)
 

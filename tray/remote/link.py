@@ -31,7 +31,6 @@ from tray.core.hosts.remote_sessions import (
 )
 from tray.core.hosts.ssh_commands import HostConfig, stream_argv
 from tray.core.hosts.ssh_failures import Failure, classify
-from tray.launcher.answer_socket import REPLY_TIMEOUT
 from tray.remote.frames import (
     ANSWERED,
     STATE,
@@ -45,6 +44,7 @@ from tray.remote.frames import (
     takes_answers,
 )
 from tray.remote.ssh import FrameReader, Ssh, start_ssh
+from tray.state.answer_channel import REPLY_TIMEOUT
 
 StateCallback = Callable[[str, RemoteState], None]
 StatusCallback = Callable[[str, HostStatus], None]

@@ -31,7 +31,6 @@ from typing import IO, Any, Final
 from tray.base.exit_codes import FAILURE, INTERRUPTED, SUCCESS, USAGE_ERROR
 from tray.core.answers.gate import DEFAULT_SETTINGS, ENDED, AnswerSettings
 from tray.core.session.model import Session, status_document
-from tray.launcher import answer_socket
 from tray.remote.frames import (
     ANSWERS_VERSION,
     BEAT,
@@ -44,6 +43,7 @@ from tray.remote.frames import (
     encode_frame,
     parse_answer_request,
 )
+from tray.state import answer_channel
 from tray.state.config_file import load_config
 from tray.state.environment import Environment
 from tray.state.logs import discard_output, stderr_log
@@ -99,20 +99,20 @@ def answer_here(directory: Path, request: AnswerRequest) -> tuple[bool, str]:
     """Hand one checked request to its session's launcher, as ``tray answer`` would;
     True when the keys went in, else False and the reason. Blocks for as long as the
     launcher holds the answer (its reply timeout at most)."""
-    outcome, reason, _ = answer_socket.answer_stored_session(
+    outcome, reason, _ = answer_channel.answer_stored_session(
         directory, request.session, request.answer, request.record, request.since
     )
-    if outcome == answer_socket.ANSWERED:
+    if outcome == answer_channel.ANSWERED:
         return True, ""
     # Short words, for the other end's line: the read error stays on this host.
     return False, _WORDS.get(outcome, reason)
 
 
 _WORDS: Final = {
-    answer_socket.NOT_AN_ID: GONE,
-    answer_socket.NO_SESSION: GONE,
-    answer_socket.UNREADABLE: "cannot read its state",
-    answer_socket.HAS_ENDED: ENDED,
+    answer_channel.NOT_AN_ID: GONE,
+    answer_channel.NO_SESSION: GONE,
+    answer_channel.UNREADABLE: "cannot read its state",
+    answer_channel.HAS_ENDED: ENDED,
 }
 
 

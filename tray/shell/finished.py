@@ -17,10 +17,10 @@ import shlex
 import stat
 
 from tray.base.exit_codes import SUCCESS, USAGE_ERROR
-from tray.core.session.labels import TERMINAL_VARIABLES
 from tray.core.session.model import Attention, Session
 from tray.state.environment import Environment
 from tray.state.store import StateStore
+from tray.terminal.variables import TERMINAL_VARIABLES
 
 # A pasted script can be a command line of any size; the session file and the
 # notification only need to say which command it was.

@@ -1,11 +1,12 @@
 """Change detection on the state directory: wake the app when a session file changes,
 and tell it which ones did.
 
-On Linux the directory is watched with inotify directly. watchdog (used elsewhere) hands
-every kernel event through three threads of its own; twenty busy launchers cause some
-six hundred events a second (each atomic write is a close, a move from and a move to),
-and that alone cost several percent of a core. Read here, a batch of events is one
-system call and a loop over bytes.
+On Linux the directory is watched with inotify directly. watchdog (elsewhere, in
+:mod:`tray.state.watchdog_observer`, imported only there) hands every kernel event
+through three threads of its own; twenty busy launchers cause some six hundred events a
+second (each atomic write is a close, a move from and a move to), and that alone cost
+several percent of a core. Read here, a batch of events is one system call and a loop
+over bytes.
 """
 
 from __future__ import annotations
@@ -19,27 +20,14 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from watchdog.events import (
-    FileCreatedEvent,
-    FileDeletedEvent,
-    FileModifiedEvent,
-    FileMovedEvent,
-    FileSystemEvent,
-    FileSystemEventHandler,
-)
-from watchdog.observers import Observer
-from watchdog.observers.api import BaseObserver
+if TYPE_CHECKING:
+    from watchdog.observers.api import BaseObserver
 
-SESSION_SUFFIX = ".json"
 # Past this many names not yet taken, the watcher stops listing them and reports that
 # anything may have changed: a caller that never takes them must not make it grow.
 MAX_PENDING_NAMES = 4096
-
-# Stopping an observer races with its reader thread, and watchdog logs that at ERROR
-# ("queue_events() called when the thread is inactive"). Where nothing configured
-# logging, Python would print it on the user's terminal.
-logging.getLogger("watchdog").addHandler(logging.NullHandler())
 
 # From inotify(7).
 IN_CLOSE_WRITE = 0x00000008
@@ -168,32 +156,6 @@ class _InotifyReader:
             os.close(fd)
 
 
-class _Handler(FileSystemEventHandler):
-    def __init__(self, note: Callable[[set[str], bool], None]) -> None:
-        self._note = note
-
-    def on_any_event(self, event: FileSystemEvent) -> None:
-        # Atomic writes land as a move of a temp file onto "<id>.json".
-        names = set()
-        for raw in (event.src_path, getattr(event, "dest_path", "")):
-            path = os.fsdecode(raw)
-            if path.endswith(SESSION_SUFFIX):
-                names.add(os.path.basename(path))
-        if names:
-            self._note(names, False)
-
-
-# Where there is no inotify: the events that can mean a session file changed. Opening
-# and reading are events too; reacting to them would make every read of the directory
-# trigger the next one.
-WATCHDOG_EVENTS: list[type[FileSystemEvent]] = [
-    FileCreatedEvent,
-    FileModifiedEvent,
-    FileMovedEvent,
-    FileDeletedEvent,
-]
-
-
 class DirectoryWatcher:
     """Sets ``changed`` whenever a session file in ``directory`` appears, changes or goes,
     and keeps the names of those files for :meth:`take_changes`.
@@ -261,16 +223,10 @@ class DirectoryWatcher:
             )
 
     def _start_observer(self) -> BaseObserver:
-        observer = Observer()
-        observer.daemon = True
-        observer.schedule(
-            _Handler(self.note),
-            str(self._directory),
-            recursive=False,
-            event_filter=WATCHDOG_EVENTS,
-        )
-        observer.start()
-        return observer
+        # Only here: on Linux watchdog is neither used nor installed.
+        from tray.state.watchdog_observer import start_observer  # noqa: PLC0415
+
+        return start_observer(self._directory, self.note)
 
     def stop(self) -> None:
         if self._reader is not None:

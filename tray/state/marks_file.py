@@ -1,6 +1,9 @@
 """The tray's own file beside the sessions: what was seen, dismissed, paused and snoozed.
 
-The tray never writes a launcher's file; everything it must remember lives here.
+The tray never writes a launcher's file; everything it must remember lives here. The
+worker keeps the seen and dismissed marks (:class:`tray.core.worker.marks.AppMemory`)
+and its policy the pause and the snoozes (:class:`tray.core.view.overview.Mutes`): the
+file holds both, and gives both back.
 """
 
 from __future__ import annotations
@@ -10,14 +13,21 @@ import logging
 import math
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from tray.core.view.marks import running_snoozes
-from tray.core.view.overview import AppMemory
+from tray.core.view.overview import NO_MUTES, Mutes
+from tray.core.worker.marks import AppMemory
 
 FILE_NAME = "app.state"
 # Readers ignore keys they do not know, so "snoozed" needed no new version.
 VERSION = 1
+
+
+class SavedMarks(NamedTuple):
+    """What the file holds: the worker's marks, and the policy's mutes."""
+
+    memory: AppMemory = AppMemory()
+    mutes: Mutes = NO_MUTES
 
 
 def _times(value: Any) -> dict[str, float]:
@@ -29,8 +39,8 @@ def _times(value: Any) -> dict[str, float]:
     }
 
 
-def load_memory(path: Path, log: logging.Logger, now: float | None = None) -> AppMemory:
-    """The remembered state; with ``now``, snoozes that have run out are left behind."""
+def load_marks(path: Path, log: logging.Logger, now: float | None = None) -> SavedMarks:
+    """The remembered marks; with ``now``, snoozes that have run out are left behind."""
     try:
         with open(path, "rb") as handle:
             data = json.loads(handle.read())
@@ -42,22 +52,22 @@ def load_memory(path: Path, log: logging.Logger, now: float | None = None) -> Ap
         paused_until = float(paused) if isinstance(paused, int | float) else None
         snoozed = _times(data.get("snoozed"))
     except FileNotFoundError:
-        return AppMemory()
+        return SavedMarks()
     except (OSError, ValueError, TypeError) as error:
         log.warning("ignoring unreadable %s: %s", path, error)
-        return AppMemory()
+        return SavedMarks()
     if now is not None:
-        snoozed = running_snoozes(snoozed, now)
-    return AppMemory(seen=seen, dismissed=dismissed, paused_until=paused_until, snoozed=snoozed)
+        snoozed = {key: until for key, until in snoozed.items() if until > now}
+    return SavedMarks(AppMemory(seen=seen, dismissed=dismissed), Mutes(paused_until, snoozed))
 
 
-def save_memory(path: Path, memory: AppMemory) -> None:
+def save_marks(path: Path, memory: AppMemory, mutes: Mutes = NO_MUTES) -> None:
     document = {
         "version": VERSION,
         "seen": dict(memory.seen),
         "dismissed": sorted(memory.dismissed),
-        "paused_until": memory.paused_until,
-        "snoozed": dict(memory.snoozed),
+        "paused_until": mutes.paused_until,
+        "snoozed": dict(mutes.snoozed),
     }
     temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

@@ -11,13 +11,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from tray.core.session.model import Session, SessionFormatError
+from tray.state.liveness import with_liveness
 from tray.state.store import (
     Problem,
     StateStore,
     file_identity,
     is_session_file,
     problem_reason,
-    with_liveness,
 )
 
 

@@ -1,15 +1,15 @@
-"""The state directory: one JSON file per session, written atomically, read with liveness.
+"""The state directory: one JSON file per session, written atomically, read with liveness
+(:mod:`tray.state.liveness`).
 
 Layout: ``<id>.json`` per session, and ``<id>.answer``, the answer socket of a session
-whose launcher runs (see :mod:`tray.launcher.answer_socket`), which goes with the
+whose launcher runs (see :mod:`tray.state.answer_channel`), which goes with the
 session's file. Names starting with ``.`` are never sessions: writers'
 temporary files are ``.<id>.<pid>.<n>.tmp``, and other tools may keep dotfiles beside
 the sessions.
 
 Inside, paths are strings handled with ``os`` (the launcher's own are strings), and a
-caller is handed a :class:`~pathlib.Path`. Small files are written with
-:mod:`tray.base.json_text`, which gives json's compact text without importing json; json
-is imported where a file is read, or a large one written.
+caller is handed a :class:`~pathlib.Path`. json is imported where a file is read or
+written.
 """
 
 from __future__ import annotations
@@ -18,15 +18,14 @@ import errno
 import itertools
 import os
 import stat
-import sys
 from contextlib import suppress
 from dataclasses import dataclass, replace
 from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from tray.base.json_text import dumps
 from tray.core.session.model import Session, SessionFormatError, expired
+from tray.state.liveness import pid_exists, with_liveness
 from tray.state.private_directory import private_directory_problem
 
 # A path as callers give one: the launcher's strings, the app's and tests' Paths.
@@ -40,71 +39,12 @@ MAX_FILE_BYTES = 16 * 1024 * 1024
 MAX_ID_LENGTH = 200
 # A writer that died between creating and renaming its temp file leaves it behind.
 STALE_TEMP_AGE = 60.0
-# Past this many records a file is written with json's C encoder, imported for it: the
-# pure writer takes some 25 us a record, 6 ms for a full table, at every write.
-PURE_WRITER_RECORDS = 16
 
 _temp_counter = itertools.count()
 
 
 class StoreError(Exception):
     """The state directory cannot be used safely; the message is one line for the user."""
-
-
-def process_start_token(pid: int) -> str | None:
-    """Something that differs between two processes that had the same pid, or None."""
-    if pid <= 0:
-        return None
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat_file:
-            # The command name may hold spaces and parentheses: split after the last ")".
-            fields = stat_file.read().rsplit(b")", 1)[1].split()
-        return fields[19].decode("ascii")  # starttime, field 22 of proc(5)
-    except FileNotFoundError:
-        return None
-    except (OSError, IndexError, UnicodeDecodeError):
-        pass
-    if sys.platform.startswith("linux"):
-        return None
-    import subprocess  # noqa: PLC0415 - only where there is no /proc
-
-    try:
-        result = subprocess.run(
-            ["ps", "-o", "lstart=", "-p", str(pid)],
-            capture_output=True,
-            text=True,
-            timeout=2,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return result.stdout.strip() or None
-
-
-def pid_exists(pid: int) -> bool:
-    # 0 and negative pids name process groups, which would make any session look alive.
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def launcher_alive(pid: int, token: str | None) -> bool:
-    """Whether the launcher that recorded ``pid`` and ``token`` still runs.
-
-    A different start token means the pid now belongs to another process.
-    """
-    if not pid_exists(pid):
-        return False
-    current = process_start_token(pid)
-    if token is None or current is None:
-        return current is not None or token is None
-    return current == token
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,14 +81,6 @@ def valid_session_id(session_id: str) -> bool:
 
 def file_identity(info: os.stat_result) -> tuple[int, int, int, int]:
     return (info.st_dev, info.st_ino, info.st_mtime_ns, info.st_size)
-
-
-def with_liveness(session: Session) -> Session:
-    """``session`` as it stands: ended when the launcher that claims it runs is gone."""
-    if session.alive and not launcher_alive(session.pid, session.pid_start):
-        # Its last write time stays, so a dead session still ages out.
-        return session.ended(session.exit_code, session.updated_at)
-    return session
 
 
 class StateStore:
@@ -471,19 +403,10 @@ def _exists(path: str) -> bool:
 
 
 def _json_text(session: Session) -> str:
-    """The session's file, as ``json.dumps`` with compact separators writes it.
+    """The session's file: json's compact text."""
+    import json  # noqa: PLC0415 - see the module
 
-    :func:`tray.base.json_text.dumps` writes the same text without importing json, for the
-    small files of a start; json itself, faster, once it is imported anyway (a file was
-    read) or the table is large enough to be worth its import.
-    """
-    document = session.to_file()
-    json = sys.modules.get("json")
-    if json is None and len(session.records) > PURE_WRITER_RECORDS:
-        import json  # noqa: PLC0415 - see PURE_WRITER_RECORDS
-    if json is None:
-        return dumps(document)
-    text: str = json.dumps(document, separators=(",", ":"))
+    text: str = json.dumps(session.to_file(), separators=(",", ":"))
     return text
 
 
@@ -502,10 +425,6 @@ __all__ = [
     "StoreError",
     "file_identity",
     "is_session_file",
-    "launcher_alive",
-    "pid_exists",
     "problem_reason",
-    "process_start_token",
     "valid_session_id",
-    "with_liveness",
 ]

@@ -16,6 +16,7 @@ from tray.core.agents.rules import (
 )
 from tray.core.answers.gate import AppKeys
 from tray.protocol.report import MAX_MSG_DECODED, encode_body, parse_body
+from tray.protocol.state import State
 from tray.state.agent_files import shipped_agent_book
 
 MINIMAL = 'name = "Demo"\ncommands = ["demo"]\nchecked = "1.0"\n'
@@ -72,11 +73,11 @@ advice = "turn on notifications"
     )
     assert rules.live and rules.infers
     assert rules.executables == ("@demo/cli/",)
-    assert rules.titles[0].effect == Effect("working", None, None)
-    assert rules.notifications[0].effect == Effect("blocked", "permission", "{body}")
+    assert rules.titles[0].effect == Effect(State.WORKING, None, None)
+    assert rules.notifications[0].effect == Effect(State.BLOCKED, "permission", "{body}")
     assert rules.screen[0].pattern.search("Allow?") is not None
-    assert rules.bell == Effect("blocked", "permission", None)
-    assert rules.hook("permission.asked") == Effect("blocked", "permission", "Run: {command}")
+    assert rules.bell == Effect(State.BLOCKED, "permission", None)
+    assert rules.hook("permission.asked") == Effect(State.BLOCKED, "permission", "Run: {command}")
     assert rules.hook("other") is None
     assert rules.answer is not None
     assert rules.answer.keys == AppKeys("1", "\x1b")

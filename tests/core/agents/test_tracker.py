@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from tray.core.agents.rules import parse_agent_file
 from tray.core.agents.tracker import TITLES_KEPT, AgentTracker, screen_text
 from tray.protocol.report import Report
+from tray.protocol.state import Answer, State
 
 RULES = parse_agent_file(
     """
@@ -195,13 +196,13 @@ msg = "{body}"
 
 def test_a_hooks_prompt_ends_at_the_answer_and_the_programs_own_never_does() -> None:
     tracker = AgentTracker(RULES)
-    tracker.reported(Report("blocked", kind="permission", app="demo"), hook=True)
+    tracker.reported(Report(State.BLOCKED, kind="permission", app="demo"), hook=True)
     assert said(tracker.answered()) == ("working", None, None)
     assert tracker.answered() is None
-    tracker.reported(Report("blocked", kind="permission", app="demo"), hook=True)
-    tracker.reported(Report("working", app="demo"), hook=True)
+    tracker.reported(Report(State.BLOCKED, kind="permission", app="demo"), hook=True)
+    tracker.reported(Report(State.WORKING, app="demo"), hook=True)
     assert tracker.answered() is None  # a hook said it is over already
-    tracker.reported(Report("blocked", kind="permission", app="demo"), hook=False)
+    tracker.reported(Report(State.BLOCKED, kind="permission", app="demo"), hook=False)
     assert tracker.answered() is None  # the program says for itself when it is over
 
 
@@ -212,7 +213,7 @@ def test_where_the_hooks_tell_every_reply_the_answer_leaves_the_state_to_them() 
         "demo",
     )
     tracker = AgentTracker(rules)
-    tracker.reported(Report("blocked", kind="permission", app="demo"), hook=True)
+    tracker.reported(Report(State.BLOCKED, kind="permission", app="demo"), hook=True)
     assert tracker.answered() is None
 
 
@@ -240,7 +241,7 @@ msg = "{body}"
         "demo",
     )
     tracker = AgentTracker(rules)
-    hook = Report("blocked", kind="permission", app="demo", msg="Run: make")
+    hook = Report(State.BLOCKED, kind="permission", app="demo", msg="Run: make")
     assert said(tracker.title("Working")) == ("working", None, None)
     assert said(tracker.hooked(hook)) == ("blocked", "permission", "Run: make")
     assert tracker.notification("", "Asks again") is None  # lower, the same state
@@ -251,8 +252,8 @@ msg = "{body}"
     assert said(tracker.title("Working again")) == ("working", None, None)
     assert said(tracker.hooked(hook)) == ("blocked", "permission", "Run: make")
     assert said(tracker.answered()) == ("working", None, None)
-    assert tracker.hooked(Report("blocked", kind="permission", id="sub")) is None
-    tracker.reported(Report("working", app="demo"))  # the program speaks for itself
+    assert tracker.hooked(Report(State.BLOCKED, kind="permission", id="sub")) is None
+    tracker.reported(Report(State.WORKING, app="demo"))  # the program speaks for itself
     assert tracker.hooked(hook) is None
 
 
@@ -276,10 +277,10 @@ def test_after_trays_deny_the_agent_rests_and_a_done_it_shows_next_is_that_rest(
         "permission",
         "Run shell command?",
     )
-    assert said(tracker.answered("deny")) == ("idle", None, None)
+    assert said(tracker.answered(Answer.DENY)) == ("idle", None, None)
     assert tracker.title("◇  Ready (proj)") is None  # the rest, said already
     # A hook's prompt (the agent's hooks outrank the rules) ends the same way.
-    tracker.reported(Report("blocked", kind="permission", app="demo"), hook=True)
-    assert said(tracker.answered("deny")) == ("idle", None, None)
-    tracker.reported(Report("blocked", kind="permission", app="demo"), hook=True)
-    assert said(tracker.answered("approve")) == ("working", None, None)
+    tracker.reported(Report(State.BLOCKED, kind="permission", app="demo"), hook=True)
+    assert said(tracker.answered(Answer.DENY)) == ("idle", None, None)
+    tracker.reported(Report(State.BLOCKED, kind="permission", app="demo"), hook=True)
+    assert said(tracker.answered(Answer.APPROVE)) == ("working", None, None)

@@ -10,16 +10,17 @@ from tray.core.answers.gate import (
     DEFAULT_SETTINGS,
     ESC,
     SETTLE,
-    AnswerConfigError,
     AnswerSettings,
     AppKeys,
     Request,
     answers_for,
     decide,
-    parse_answer,
     pick_record,
 )
+from tray.core.config.answer import parse_answer
+from tray.core.config.parsing import ConfigError
 from tray.protocol.records import Record
+from tray.protocol.state import State
 from tray.state.agent_files import shipped_agent_book
 
 SINCE = 100.0
@@ -33,7 +34,7 @@ def rec(  # noqa: PLR0917 - a record in a line
     since: float | None = SINCE,
     msg: str | None = None,
 ) -> Record:
-    return Record(id, state, kind, None, app, None, msg, since or 0.0, since)
+    return Record(id, State(state), kind, None, app, None, msg, since or 0.0, since)
 
 
 def gate(  # noqa: PLR0917 - a request in a line
@@ -218,7 +219,7 @@ def test_a_table_replaces_a_built_in_and_adds_apps() -> None:
      "U+007F"),
 ])  # fmt: skip
 def test_config_errors_name_the_key(document: dict[str, object], key: str, problem: str) -> None:
-    with pytest.raises(AnswerConfigError) as caught:
+    with pytest.raises(ConfigError) as caught:
         parse_answer(document)
     assert caught.value.key == key
     assert problem in caught.value.problem
@@ -250,7 +251,7 @@ def test_an_app_name_of_1_to_32_safe_characters_takes_keys(name: str) -> None:
     "name", ["", "a" * 33, "claude-code\n", "caf\u00e9", "\u0660", "\u212a", "a b", "a/b", "a@b"]
 )
 def test_any_other_app_name_is_refused(name: str) -> None:
-    with pytest.raises(AnswerConfigError) as caught:
+    with pytest.raises(ConfigError) as caught:
         parse_answer({"answer": {"apps": {name: {"approve": "y", "deny": ESC}}}})
     assert caught.value.key == f"answer.apps.{name}"
     assert caught.value.problem.startswith("not an app name")

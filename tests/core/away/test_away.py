@@ -17,7 +17,6 @@ from tray.core.away.tracker import (
     menu_line,
 )
 from tray.core.config.away import (
-    AwayConfigError,
     AwaySettings,
     check_forward,
     ntfy_topic,
@@ -25,6 +24,8 @@ from tray.core.config.away import (
     scheme_of,
     without_topic,
 )
+from tray.core.config.parsing import ConfigError
+from tray.protocol.state import State
 
 SECRET = "TOKEN-9f2c"  # noqa: S105 - made up, hunted for in every message
 # Above 0, not ">= 0": zero is refused, as a bad duration is, with the same words.
@@ -110,7 +111,7 @@ def test_the_state_is_always_what_the_last_reports_say(reports: list[tuple[float
 
 
 def test_defaults() -> None:
-    assert parse_away({}) == AwaySettings(300.0, (), frozenset({"blocked", "error"}))
+    assert parse_away({}) == AwaySettings(300.0, (), frozenset({State.BLOCKED, State.ERROR}))
 
 
 def test_every_key() -> None:
@@ -130,7 +131,7 @@ def test_every_key() -> None:
 
 def test_the_after_error_says_only_what_is_accepted() -> None:
     for refused in (0, 0.0, "0s", "0m", -5, "soon", True):
-        with pytest.raises(AwayConfigError) as caught:
+        with pytest.raises(ConfigError) as caught:
             parse_away({"after": refused})
         assert caught.value.problem == EXPECTED_AFTER
     for accepted, seconds in ((0.5, 0.5), (1, 1.0), ("1ms", 0.001), ("5m", 300.0)):
@@ -166,7 +167,7 @@ def test_the_after_error_says_only_what_is_accepted() -> None:
     ],
 )  # fmt: skip
 def test_errors_name_the_key_and_never_the_url(table: object, message: str) -> None:
-    with pytest.raises(AwayConfigError) as caught:
+    with pytest.raises(ConfigError) as caught:
         parse_away(table)
     assert str(caught.value) == message
     assert SECRET not in str(caught.value)
@@ -174,13 +175,13 @@ def test_errors_name_the_key_and_never_the_url(table: object, message: str) -> N
 
 def test_a_url_the_checker_refuses_names_its_place_and_scheme_only() -> None:
     urls = ["ntfys://ntfy.sh/a", f"Pover://user@{SECRET}"]
-    with pytest.raises(AwayConfigError) as caught:
+    with pytest.raises(ConfigError) as caught:
         parse_away({"forward": urls}, accepts=lambda url: url.startswith("ntfys"))
     assert caught.value.key == "away.forward[1]"
     assert "pover://" in str(caught.value)
     assert SECRET not in str(caught.value)
     settings = parse_away({"forward": urls})
-    with pytest.raises(AwayConfigError):
+    with pytest.raises(ConfigError):
         check_forward(settings, lambda url: url.startswith("ntfys"))
 
 
@@ -226,7 +227,7 @@ def test_scheme_of() -> None:
 
 def test_only_the_chosen_states_while_away() -> None:
     away = AwayState(True, 100.0)
-    states = frozenset({"blocked", "error"})
+    states = frozenset({State.BLOCKED, State.ERROR})
     assert is_forwarded("blocked", states, away)
     assert is_forwarded("error", states, away)
     assert not is_forwarded("done", states, away)

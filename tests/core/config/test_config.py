@@ -22,7 +22,8 @@ from tray.core.config.settings import (
     SessionsConfig,
     parse_config,
 )
-from tray.core.policy.schedule import in_quiet_hours
+from tray.core.policy.mutes import in_quiet_hours
+from tray.protocol.state import State
 from tray.state.config_file import load_config
 from tray.state.environment import Environment
 
@@ -96,7 +97,7 @@ def test_every_key_is_read(tmp_path: Path) -> None:
         sessions=SessionsConfig(keep_ended=7200.0),
         notify=PolicySettings(
             enabled=False,
-            states=frozenset({"blocked", "done"}),
+            states=frozenset({State.BLOCKED, State.DONE}),
             settle=0.5,
             dedup_window=60.0,
             burst=5,
@@ -510,12 +511,12 @@ def test_a_config_with_away_is_read_without_apprise() -> None:
     assert app_libraries_imported(code) == set()
 
 
-def test_the_readmes_configuration_example_is_a_valid_config() -> None:
-    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("## Configuration") :]
+def test_the_manuals_configuration_example_is_a_valid_config() -> None:
+    page = Path(__file__).resolve().parents[3] / "docs" / "configuration.md"
+    section = page.read_text(encoding="utf-8")
     block = re.search(r"```toml\n(.*?)```", section, re.S)
     assert block is not None
-    config = parse_config(tomllib.loads(block.group(1)), "README.md", SHIPPED_KEYS)
+    config = parse_config(tomllib.loads(block.group(1)), "docs/configuration.md", SHIPPED_KEYS)
     assert config.answer == SHIPPED_SETTINGS
     assert config.away is not None
     assert config.away.schemes == ("ntfys",)

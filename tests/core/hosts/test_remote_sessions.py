@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.sshd import make_session
+from helpers.host_sessions import make_session
 from hypothesis import given
 from hypothesis import strategies as st
 

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tray.core.config.parsing import ConfigError
 from tray.core.hosts.ssh_commands import (
     REMOTE_ID_PATTERN,
     HostConfig,
-    HostConfigError,
     dismiss_argv,
     parse_hosts,
     ssh_argv,
@@ -121,7 +121,7 @@ def test_remote_command_is_trimmed() -> None:
 def test_bad_entries_name_their_key(value: object, key: str, words: str) -> None:
     if isinstance(value, dict):
         value = value["hosts"]
-    with pytest.raises(HostConfigError) as caught:
+    with pytest.raises(ConfigError) as caught:
         parse_hosts(value)
     assert caught.value.key == key
     assert words in caught.value.problem
@@ -132,7 +132,7 @@ def test_bad_entries_name_their_key(value: object, key: str, words: str) -> None
 
 
 def test_the_key_prefix_is_the_callers() -> None:
-    with pytest.raises(HostConfigError, match=r"^remote\.hosts\[0\]\.name"):
+    with pytest.raises(ConfigError, match=r"^remote\.hosts\[0\]\.name"):
         parse_hosts([{"destination": "x"}], key="remote.hosts")
 
 
@@ -140,7 +140,7 @@ def test_the_key_prefix_is_the_callers() -> None:
 def test_any_value_parses_or_fails_with_one_clear_line(value: object) -> None:
     try:
         parse_hosts(value)
-    except HostConfigError as error:
+    except ConfigError as error:
         assert "\n" not in str(error)
         assert str(error).startswith("hosts")
 
@@ -154,7 +154,7 @@ def test_any_value_parses_or_fails_with_one_clear_line(value: object) -> None:
 def test_any_table_parses_or_fails_naming_its_key(table: dict[str, object]) -> None:
     try:
         (host,) = parse_hosts([table])
-    except HostConfigError as error:
+    except ConfigError as error:
         assert error.key.startswith("hosts[0]")
         assert "\n" not in str(error)
         return

@@ -12,6 +12,7 @@ from tray.core.config.settings import PolicySettings
 from tray.core.policy import observe as observing
 from tray.core.session.model import Answered, Session
 from tray.protocol.records import Record
+from tray.protocol.state import Answer, State
 
 # Answered through tray: the prompt, its reminders and the state right after are quiet.
 
@@ -24,7 +25,7 @@ def observe(
 
 
 def _answered_session(*records: Record, answered: tuple[str, float] | None) -> Session:
-    mark = None if answered is None else Answered(answered[0], answered[1], "deny", START + 5)
+    mark = None if answered is None else Answered(answered[0], answered[1], Answer.DENY, START + 5)
     return sess(*records, answered=mark, started_at=START - 600)
 
 
@@ -42,7 +43,7 @@ def test_a_prompt_ping_carries_what_answers_it_and_its_reminder_too() -> None:
 
 def test_no_answer_for_an_app_without_keys_or_with_answering_off() -> None:
     prompt = _prompt()
-    other = Record("", "blocked", "permission", None, "pi", None, "ok?", START, START)
+    other = Record("", State.BLOCKED, "permission", None, "pi", None, "ok?", START, START)
     assert observe(_answered_session(other, answered=None), "api", START)[0].answer is None
     off = AnswerSettings(enabled=False)
     assert observe(_answered_session(prompt, answered=None), "api", START, off)[0].answer is None

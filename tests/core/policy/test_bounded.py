@@ -34,11 +34,21 @@ def test_state_stays_bounded_as_sessions_come_and_go() -> None:
         clock.advance(0.5)
     # The policy's own tables: this is the test of their bounds, and NotificationPolicy
     # has no public view of them.
-    sizes = [len(policy._seq), len(policy._seen_at), len(policy._claims), len(policy._snoozes)]
+    sizes = [
+        len(policy._seq),
+        len(policy._seen_at),
+        len(policy._claims),
+        len(policy._mutes._snoozes),
+    ]
     assert max(sizes) <= 256 + 1  # the sessions kept after they vanish, and the present one
     policy.update([])
     clock.advance(RETAIN + 60)
     policy.update([])
     policy.due()
-    assert (policy._seq, policy._seen_at, policy._claims, policy._snoozes) == ({}, {}, {}, {})
+    assert (policy._seq, policy._seen_at, policy._claims, policy._mutes._snoozes) == (
+        {},
+        {},
+        {},
+        {},
+    )
     assert (policy._prompts, policy._events, policy._handled) == ({}, {}, {})

@@ -25,6 +25,7 @@ from tray.core.policy.observe import Observation
 from tray.core.policy.schedule import COALESCE
 from tray.core.policy.wording import Ping, attention_ping
 from tray.core.session.model import Attention
+from tray.protocol.state import State
 
 # -- attention events ------------------------------------------------------------------
 
@@ -236,7 +237,7 @@ def test_long_commands_ping_and_short_ones_do_not() -> None:
 
 
 def test_commands_follow_the_states_setting() -> None:
-    policy, clock = make(PolicySettings(states=frozenset({"error"})))
+    policy, clock = make(PolicySettings(states=frozenset({State.ERROR})))
     events = (
         att(1, START, "command", title="ok", exit_code=0, duration=60),
         att(2, START + 5, "command", title="bad", exit_code=1, duration=60),

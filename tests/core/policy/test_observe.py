@@ -10,13 +10,14 @@ from tray.core.answers.target import AnswerTarget
 from tray.core.policy.observe import Observation, observe, observe_session
 from tray.core.policy.wording import Ping
 from tray.protocol.records import Record
+from tray.protocol.state import State
 
 # -- observing a session ---------------------------------------------------------------
 
 
 def rec(state: str, record_id: str = "", at: float = 0.0, **extra: str | None) -> Record:
     return Record(
-        record_id, state, extra.get("kind"), None, "claude-code", None, extra.get("msg"), at
+        record_id, State(state), extra.get("kind"), None, "claude-code", None, extra.get("msg"), at
     )
 
 
@@ -28,7 +29,7 @@ def test_observe_a_blocked_session() -> None:
     )
     o = observe_session(s, "L", now=1300.0)
     assert o == Observation(
-        "s1", "L", "blocked", "permission", "approve", None, True, None, 1150.0, record_id="t/1"
+        "s1", "L", State.BLOCKED, "permission", "approve", None, True, None, 1150.0, record_id="t/1"
     )
 
 

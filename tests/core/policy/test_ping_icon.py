@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tray.core.policy.ping_icon import icon_for_states, ping_icon
 from tray.core.policy.wording import Ping, summary_ping
+from tray.protocol.state import State
 
 
 def ping(*states: str, session: str = "s") -> Ping:
@@ -11,16 +12,16 @@ def ping(*states: str, session: str = "s") -> Ping:
 
 
 def test_each_state_is_its_own_icon() -> None:
-    assert ping_icon(ping("blocked")) == "blocked"
-    assert ping_icon(ping("error")) == "error"
-    assert ping_icon(ping("done")) == "done"
+    assert ping_icon(ping(State.BLOCKED)) == State.BLOCKED
+    assert ping_icon(ping(State.ERROR)) == State.ERROR
+    assert ping_icon(ping(State.DONE)) == State.DONE
 
 
 def test_a_summary_shows_its_most_urgent_state() -> None:
     mixed = summary_ping([ping("done", session="a"), ping("error", session="b")])
-    assert ping_icon(mixed) == "error"
+    assert ping_icon(mixed) == State.ERROR
     mixed = summary_ping([ping("error", session="a"), ping("blocked", session="b")])
-    assert ping_icon(mixed) == "blocked"
+    assert ping_icon(mixed) == State.BLOCKED
 
 
 def test_no_state_it_knows_is_calm() -> None:

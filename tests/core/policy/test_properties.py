@@ -15,6 +15,7 @@ from tray.core.policy.notification_policy import NotificationPolicy
 from tray.core.policy.observe import Observation
 from tray.core.policy.wording import Ping
 from tray.core.session.model import Attention
+from tray.protocol.state import State
 
 # -- properties ------------------------------------------------------------------------
 
@@ -351,7 +352,7 @@ def play_rich(config: PolicySettings, ticks: list[RichTick]) -> RichRun:
                 lead = Observation(
                     session_id=sid,
                     label=sid.upper(),
-                    state=state,
+                    state=None if state is None else State(state),
                     kind=kind,
                     msg=msg,
                     run_seconds=60.0,
@@ -366,7 +367,7 @@ def play_rich(config: PolicySettings, ticks: list[RichTick]) -> RichRun:
                     observations.append(
                         replace(
                             lead,
-                            state="blocked",
+                            state=State.BLOCKED,
                             kind="permission",
                             msg="child",
                             record_id="agent/1",

@@ -9,12 +9,13 @@ from helpers.policy_scenarios import BLOCKED, FakeClock, ids, make, obs, utc_min
 from tray.core.config.settings import PolicySettings
 from tray.core.policy.notification_policy import NotificationPolicy
 from tray.core.policy.wording import Ping, ping_for
+from tray.protocol.state import State
 
 # -- which states ping -----------------------------------------------------------------
 
 
 def test_only_listed_states_ping() -> None:
-    policy, clock = make(PolicySettings(states=frozenset({"error"}), done_after=0))
+    policy, clock = make(PolicySettings(states=frozenset({State.ERROR}), done_after=0))
     policy.update(
         [
             obs("b"),
@@ -30,7 +31,7 @@ def test_only_listed_states_ping() -> None:
 
 
 def test_working_idle_and_nothing_never_ping() -> None:
-    policy, clock = make(PolicySettings(states=frozenset({"working", "idle"})))
+    policy, clock = make(PolicySettings(states=frozenset({State.WORKING, State.IDLE})))
     policy.update([obs("w", state="working"), obs("i", state="idle")])
     clock.advance(1)
     assert policy.due() == []

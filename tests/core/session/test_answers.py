@@ -11,6 +11,7 @@ from helpers.answer_keys import SHIPPED_SETTINGS
 from tray.core.answers.gate import AnswerSettings
 from tray.core.session.model import Answered, Session, SessionFormatError, status_document
 from tray.protocol.records import Record
+from tray.protocol.state import Answer, State
 
 BASE = Session(
     id="4242-abc123",
@@ -26,7 +27,7 @@ BASE = Session(
 
 
 def blocked(app: str | None = "claude-code", kind: str | None = "permission") -> Record:
-    return Record("", "blocked", kind, None, app, None, "approve Bash: x", 5.0, 5.0)
+    return Record("", State.BLOCKED, kind, None, app, None, "approve Bash: x", 5.0, 5.0)
 
 
 def answers(session: Session, settings: AnswerSettings | None = None) -> list[object]:
@@ -42,8 +43,8 @@ def test_a_blocked_permission_of_an_app_with_keys_offers_both() -> None:
 
 
 def test_nothing_is_offered_otherwise() -> None:
-    child = Record("task", "blocked", "permission", None, "codex", None, None, 6.0, 6.0)
-    working = Record("", "working", None, None, "codex", None, None, 6.0, 6.0)
+    child = Record("task", State.BLOCKED, "permission", None, "codex", None, None, 6.0, 6.0)
+    working = Record("", State.WORKING, None, None, "codex", None, None, 6.0, 6.0)
     assert answers(dataclasses.replace(BASE, records=(working, child))) == [[], ["approve", "deny"]]
     assert answers(dataclasses.replace(BASE, records=(blocked(app="pi"),))) == [[]]
     assert answers(dataclasses.replace(BASE, records=(blocked(kind="question"),))) == [[]]
@@ -63,10 +64,10 @@ def test_the_status_document_uses_the_readers_settings() -> None:
 
 
 def test_the_last_answer_goes_through_the_file() -> None:
-    session = dataclasses.replace(BASE, answered=Answered("", 5.0, "deny", 7.5))
+    session = dataclasses.replace(BASE, answered=Answered("", 5.0, Answer.DENY, 7.5))
     document = json.loads(json.dumps(session.to_file()))
     assert document["answered"] == {"record": "", "since": 5.0, "answer": "deny", "at": 7.5}
-    assert Session.from_file(document).answered == Answered("", 5.0, "deny", 7.5)
+    assert Session.from_file(document).answered == Answered("", 5.0, Answer.DENY, 7.5)
     assert "answered" not in session.to_public()
     plain = BASE.to_file()
     assert plain["answered"] is None

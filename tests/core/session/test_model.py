@@ -24,6 +24,7 @@ from tray.core.session.model import (
 )
 from tray.protocol.records import Record
 from tray.protocol.report import KINDS, STATES
+from tray.protocol.state import State
 
 SETTINGS = settings(max_examples=150, deadline=None)
 
@@ -39,7 +40,7 @@ def rec(
     msg: str | None = None,
     updated_at: float = 1.0,
 ) -> Record:
-    return Record(record_id, state, kind, progress, app, title, msg, updated_at)
+    return Record(record_id, State(state), kind, progress, app, title, msg, updated_at)
 
 
 BASE = Session(

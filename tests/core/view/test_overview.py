@@ -13,15 +13,17 @@ from tray.core.session.labels import session_label
 from tray.core.session.model import Attention, Session
 from tray.core.view.overview import (
     CHILDREN_SHOWN,
-    AppMemory,
     ChildRow,
+    Mutes,
     Overview,
     Row,
     StateSince,
     build_overview,
     estimated_since,
 )
+from tray.core.worker.marks import AppMemory
 from tray.protocol.records import Record
+from tray.protocol.state import State
 
 NOW = 10_000.0
 
@@ -38,7 +40,7 @@ def record(
     progress: int | None = None,
     since: float | None = None,
 ) -> Record:
-    return Record(record_id, state, kind, progress, app, title, msg, at, since)
+    return Record(record_id, State(state), kind, progress, app, title, msg, at, since)
 
 
 def session(
@@ -173,8 +175,8 @@ def test_icon_priority(states: list[str], icon: str) -> None:
 def test_seen_error_gives_way_to_working() -> None:
     failed = session("f", record("error", at=100.0))
     busy = session("w", record("working"))
-    assert overview(failed, busy).icon_state == "error"
-    assert overview(failed, busy, memory=AppMemory(seen={"f": 100.0})).icon_state == "working"
+    assert overview(failed, busy).icon_state == State.ERROR
+    assert overview(failed, busy, memory=AppMemory(seen={"f": 100.0})).icon_state == State.WORKING
 
 
 def test_tooltip_counts_everything_that_matters() -> None:
@@ -208,10 +210,10 @@ def test_tooltip_wording(states: list[str], tooltip: str) -> None:
 
 
 def test_tooltip_says_when_notifications_are_paused() -> None:
-    assert overview(memory=AppMemory(paused_until=NOW + 60)).tooltip == (
-        "Nothing needs you · notifications paused"
-    )
-    assert overview(memory=AppMemory(paused_until=NOW - 1)).tooltip == "Nothing needs you"
+    paused = build_overview((), AppMemory(), {}, NOW, mutes=Mutes(paused_until=NOW + 60))
+    assert paused.tooltip == "Nothing needs you · notifications paused"
+    resumed = build_overview((), AppMemory(), {}, NOW, mutes=Mutes(paused_until=NOW - 1))
+    assert resumed.tooltip == "Nothing needs you"
 
 
 def test_dismissed_sessions_are_ignored_entirely() -> None:
@@ -219,7 +221,7 @@ def test_dismissed_sessions_are_ignored_entirely() -> None:
     done = session("d", record("done"))
     result = overview(blocked, done, memory=AppMemory(dismissed=frozenset({"b"})))
     assert [row.session_id for row in result.rows] == ["d"]
-    assert result.icon_state == "done"
+    assert result.icon_state == State.DONE
     assert result.blocked_count == 0
     assert result.tooltip == "1 finished"
 
@@ -473,8 +475,8 @@ def test_children_are_the_records_below_the_root_most_urgent_first() -> None:
     assert [child.record_id for child in row.children] == ["d", "c", "b", "e", "a", "f/g"]
     assert row.more_children == 0
     children = {child.record_id: child for child in row.children}
-    assert children["a"] == ChildRow("a", "lint", "done", None, None, "clean", 300.0)
-    assert children["b"] == ChildRow("b", "b", "working", None, 40, None, 150.0)
+    assert children["a"] == ChildRow("a", "lint", State.DONE, None, None, "clean", 300.0)
+    assert children["b"] == ChildRow("b", "b", State.WORKING, None, 40, None, 150.0)
     assert children["c"].kind == "permission"
     assert children["c"].msg == "approve rm"
     # A title with nothing visible in it names the record by its id.
@@ -574,7 +576,7 @@ def test_a_session_that_rang_comes_right_after_blocked_ones() -> None:
     ids = [row.session_id for row in overview(*sessions).rows]
     assert ids == ["blocked", "rang", "error", "working"]
     # The icon and the tooltip still speak of blocked sessions only.
-    assert overview(sessions[2]).icon_state == "working"
+    assert overview(sessions[2]).icon_state == State.WORKING
 
 
 # -- progress ------------------------------------------------------------------------------
@@ -599,9 +601,11 @@ def test_a_program_session_shows_its_lead_records_progress() -> None:
 
 def test_a_snoozed_session_says_until_when() -> None:
     s = session("s1", record("blocked"))
-    memory = AppMemory(snoozed={"s1": NOW + 600, "other": NOW + 600})
-    assert only_row(s, memory=memory).snoozed_until == NOW + 600
-    assert only_row(s, memory=AppMemory(snoozed={"s1": NOW})).snoozed_until is None
+    mutes = Mutes(snoozed={"s1": NOW + 600, "other": NOW + 600})
+    (row,) = build_overview([s], AppMemory(), {}, NOW, mutes=mutes).rows
+    assert row.snoozed_until == NOW + 600
+    (row,) = build_overview([s], AppMemory(), {}, NOW, mutes=Mutes(snoozed={"s1": NOW})).rows
+    assert row.snoozed_until is None
     assert only_row(s).snoozed_until is None
 
 

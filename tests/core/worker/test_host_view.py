@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from helpers.sshd import make_session
+from helpers.host_sessions import make_session
 
 from tray.core.config.settings import PolicySettings
 from tray.core.hosts.remote_sessions import HostStatus, RemoteState, parse_document
@@ -23,11 +23,12 @@ from tray.core.hosts.ssh_failures import Failure
 from tray.core.policy.notification_policy import NotificationPolicy
 from tray.core.policy.wording import Ping
 from tray.core.session.model import Attention, Session
-from tray.core.view.marks import forget_missing
-from tray.core.view.overview import AppMemory, HostLine, build_overview
+from tray.core.view.overview import HostLine, Overview, build_overview
 from tray.core.worker.host_view import kept_ids, remote_view
+from tray.core.worker.marks import AppMemory, forget_missing
 from tray.core.worker.refresh import HostUpdates, Refresh
 from tray.desktop.tray_menu import build_menu, host_line, row_header, stale_line
+from tray.protocol.state import State
 from tray.remote.stream import stream_document
 
 T0 = time.mktime((2026, 1, 5, 14, 0, 0, 0, 0, -1))
@@ -88,14 +89,12 @@ def test_marks_of_hosts_not_heard_from_yet_survive_the_first_local_read() -> Non
     memory = AppMemory(
         seen={"host:devbox/1-a": T0, "host:gone/1-b": T0, "1-local-gone": T0},
         dismissed=frozenset({"host:devbox/1-c", "host:lab/1-d"}),
-        snoozed={"host:devbox/1-e": T0 + 60},
     )
     kept = kept_ids(memory, {"host:lab/1-x"}, waiting={"devbox"})
-    after = forget_missing(memory, kept, T0)
+    after = forget_missing(memory, kept)
     # devbox has not answered yet; lab has, without 1-d; "gone" is no host any more.
     assert dict(after.seen) == {"host:devbox/1-a": T0}
     assert after.dismissed == {"host:devbox/1-c"}
-    assert dict(after.snoozed) == {"host:devbox/1-e": T0 + 60}
 
 
 def test_stale_sessions_count_for_nothing_in_the_icon() -> None:
@@ -106,7 +105,7 @@ def test_stale_sessions_count_for_nothing_in_the_icon() -> None:
     overview = build_overview(
         [local, *view.sessions], AppMemory(), {}, T0 + 300, stale=view.stale, hosts=view.hosts
     )
-    assert overview.icon_state == "working"
+    assert overview.icon_state == State.WORKING
     assert overview.blocked_count == 0
     assert overview.tooltip == "1 working \u00b7 devbox unreachable"
     stale_row = overview.rows[-1]
@@ -206,6 +205,7 @@ class Worker:
         self.statuses: dict[str, HostStatus] = {}
         self.first: list[RemoteState] = []
         self.memory = AppMemory()
+        self.overview: Overview | None = None
 
     def deliver(self, state: RemoteState) -> None:
         self.states[state.host] = state
@@ -222,6 +222,7 @@ class Worker:
         self.first = []
         shown = self.refresher.run([], news, self.memory, at)
         self.memory = shown.memory
+        self.overview = shown.overview
         return list(shown.pings)
 
 
@@ -306,13 +307,15 @@ def test_a_users_snooze_outlasts_an_outage() -> None:
     worker.deliver(remote("devbox", make_session("1-a", now=T0), initial=True))
     assert len(worker.refresh(T0 + 1)) == 1
     until = T0 + 7200
-    worker.memory = AppMemory(snoozed={"host:devbox/1-a": until})
     worker.policy.snooze("host:devbox/1-a", until)
     worker.lose("devbox")
     worker.refresh(T0 + 60)
     worker.deliver(remote("devbox", make_session("1-a", now=T0), at=T0 + 120))
     worker.refresh(T0 + 120)
     assert worker.policy.snoozed_until("host:devbox/1-a") == until
+    assert worker.overview is not None
+    row = worker.overview.row("host:devbox/1-a")
+    assert row is not None and row.snoozed_until == until
 
 
 def test_a_lost_hosts_sessions_come_last_in_the_order_they_had() -> None:

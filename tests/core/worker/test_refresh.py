@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from tray.core.config.settings import PolicySettings
 from tray.core.policy.notification_policy import NotificationPolicy
 from tray.core.session.model import Session
-from tray.core.view.overview import AppMemory, ChildRow, Overview, Row
+from tray.core.view.overview import ChildRow, Mutes, Overview, Row
+from tray.core.worker.marks import AppMemory
 from tray.core.worker.refresh import (
     MENU_TEXT_PERIOD,
     REFRESH_INTERVAL,
@@ -29,6 +30,7 @@ from tray.core.worker.refresh import (
     shown_key,
 )
 from tray.protocol.records import Record
+from tray.protocol.state import State
 
 INTERVAL = 0.25
 NOW = 10_000.0
@@ -246,7 +248,7 @@ def _session(
 
 
 def _record(state: str, record_id: str = "", at: float = 1000.0, msg: str | None = None) -> Record:
-    return Record(record_id, state, None, None, "agent", None, msg, at, at)
+    return Record(record_id, State(state), None, None, "agent", None, msg, at, at)
 
 
 def _refresh(clock: list[float], **settings: Any) -> Refresh:
@@ -269,33 +271,50 @@ def test_the_refresh_shows_sessions_and_pings_what_is_due() -> None:
     shown = refresh.run([blocked], HostUpdates(), first.memory, clock[0])
     assert [ping.title for ping in shown.pings] == ["a needs you"]
     assert shown.pings[0].states == frozenset({"blocked"})
-    assert shown.overview.icon_state == "blocked"
+    assert shown.overview.icon_state == State.BLOCKED
 
 
 def test_the_refresh_hides_dismissed_and_long_ended_sessions_and_forgets_gone_marks() -> None:
     clock = [1000.0]
     refresh = _refresh(clock)
-    memory = AppMemory(
-        seen={"a": 1.0, "gone": 1.0}, dismissed=frozenset({"b"}), snoozed={"gone": 5000.0}
-    )
+    memory = AppMemory(seen={"a": 1.0, "gone": 1.0}, dismissed=frozenset({"b"}))
     ended = _session("old", _record("done"), alive=False, updated_at=1000.0 - 61)
     sessions = [_session("a", _record("working")), _session("b", _record("working")), ended]
     shown = refresh.run(sessions, HostUpdates(), memory, clock[0])
     assert [row.session_id for row in shown.overview.rows] == ["a"]
     assert set(shown.sessions) == {"a", "b"}  # dismissed, but still there to act on
     assert dict(shown.memory.seen) == {"a": 1.0}
-    assert dict(shown.memory.snoozed) == {}
+
+
+def test_the_refresh_shows_the_pause_and_the_snoozes_the_policy_keeps() -> None:
+    clock = [1000.0]
+    refresh = _refresh(clock)
+    refresh.policy.pause(1600.0)
+    refresh.policy.snooze("a", 4600.0)
+    refresh.policy.snooze("b", 1500.0)
+    refresh.policy.unsnooze("b")
+    sessions = [_session("a", _record("working")), _session("b", _record("working"))]
+    shown = refresh.run(sessions, HostUpdates(), AppMemory(), clock[0])
+    assert shown.mutes == Mutes(1600.0, {"a": 4600.0})
+    assert shown.overview.tooltip.endswith(" · notifications paused")
+    snoozed = {row.session_id: row.snoozed_until for row in shown.overview.rows}
+    assert snoozed == {"a": 4600.0, "b": None}
+    refresh.policy.resume()
+    clock[0] = 1001.0
+    shown = refresh.run(sessions, HostUpdates(), shown.memory, clock[0])
+    assert shown.mutes == Mutes(None, {"a": 4600.0})
+    assert "paused" not in shown.overview.tooltip
 
 
 def _child(record_id: str, since: float) -> ChildRow:
-    return ChildRow(record_id, record_id, "working", None, None, None, since)
+    return ChildRow(record_id, record_id, State.WORKING, None, None, None, since)
 
 
 def _row(session_id: str, since: float, children: tuple[ChildRow, ...] = ()) -> Row:
     return Row(
         session_id,
         session_id,
-        "working",
+        State.WORKING,
         None,
         since,
         None,
@@ -310,12 +329,12 @@ def _row(session_id: str, since: float, children: tuple[ChildRow, ...] = ()) -> 
 def test_age_marks_cover_sessions_and_children() -> None:
     kids = (_child("t1", since=NOW - 125), _child("t2", since=NOW - 5))
     rows = (_row("a", since=NOW - 300, children=kids), _row("b", since=NOW - 59))
-    assert age_marks(Overview("working", 0, "", rows), NOW) == (5, 2, 0, 0)
+    assert age_marks(Overview(State.WORKING, 0, "", rows), NOW) == (5, 2, 0, 0)
 
 
 def test_a_childs_age_alone_moving_changes_what_the_menu_shows() -> None:
     # The session's minute stays put while its child's turns: the menu must still be
     # rebuilt, or the child's age would go stale for up to a minute.
-    overview = Overview("working", 0, "", (_row("a", NOW - 30, (_child("t", NOW - 50),)),))
+    overview = Overview(State.WORKING, 0, "", (_row("a", NOW - 30, (_child("t", NOW - 50),)),))
     assert shown_key(overview, False, NOW) != shown_key(overview, False, NOW + 15)
     assert shown_key(overview, False, NOW) == shown_key(overview, False, NOW + 5)

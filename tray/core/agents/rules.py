@@ -34,11 +34,15 @@ import re
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Final
 
 from tray.base.safe_text import clean_text
-from tray.core.answers.gate import AnswerConfigError, AppKeys, key_string
-from tray.protocol.report import KINDS, MAX_APP, MAX_MSG_DECODED, STATES, Report
+from tray.core.answers.gate import AppKeys, key_string
+from tray.core.config.parsing import ConfigError, checked, no_unknown_keys
+from tray.core.config.parsing import table as toml_table
+from tray.protocol.report import KINDS, MAX_APP, MAX_MSG_DECODED, STATES, Clear, Report
+from tray.protocol.state import ANSWERS, STATE_NAMED, Answer, State
 
 # The states a rule may give: a report's, never the ``clear`` command.
 RULE_STATES: Final = STATES
@@ -74,7 +78,7 @@ _TOP_KEYS: Final = frozenset(
 _EFFECT_KEYS: Final = frozenset({"state", "kind", "msg"})
 
 
-class AgentFileError(ValueError):
+class AgentFileError(ConfigError):
     """A rules file that cannot be used; its text is one line naming the file and key."""
 
 
@@ -82,7 +86,8 @@ class AgentFileError(ValueError):
 class Effect:
     """What a signal means: a state, a kind with ``blocked``, and a message template."""
 
-    state: str
+    # A rule's is a state; a hook's report, ranked as a rule (tracker.hooked), may clear.
+    state: State | Clear
     kind: str | None
     msg: str | None
 
@@ -226,22 +231,15 @@ def parse_agent_file(text: str, app: str) -> AgentRules:
     """One agent's rules from the TOML ``text`` of ``APP.toml``; AgentFileError if bad."""
     where = f"{app}.toml"
     if not is_app_name(app):
-        raise AgentFileError(f"{where}: the file name is not an app name (letters, digits, _.+-)")
+        raise AgentFileError("the file name is not an app name (letters, digits, _.+-)", "", where)
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
-        raise AgentFileError(f"{where}: {error}") from None
+        raise AgentFileError(str(error), "", where) from None
     try:
         return _rules(document, app)
-    except _BadKeyError as error:
-        raise AgentFileError(f"{where}: {error.key}: {error.problem}") from None
-
-
-class _BadKeyError(Exception):
-    def __init__(self, key: str, problem: str) -> None:
-        super().__init__(f"{key}: {problem}")
-        self.key = key
-        self.problem = problem
+    except ConfigError as error:
+        raise AgentFileError(error.problem, error.key, where) from None
 
 
 def _rules(document: Mapping[str, Any], app: str) -> AgentRules:
@@ -272,27 +270,21 @@ def _rules(document: Mapping[str, Any], app: str) -> AgentRules:
     )
 
 
-def _known(table: Mapping[str, Any], known: frozenset[str], prefix: str) -> None:
-    for key in table:
-        if key not in known:
-            names = ", ".join(sorted(known))
-            raise _BadKeyError(f"{prefix}{key}", f"unknown key (known: {names})")
+def _known(values: Mapping[str, Any], known: frozenset[str], prefix: str) -> None:
+    no_unknown_keys(values, sorted(known), prefix)
 
 
 def _table(document: Mapping[str, Any], key: str) -> Mapping[str, Any]:
-    value = document.get(key, {})
-    if not isinstance(value, dict):
-        raise _BadKeyError(key, "expected a table")
-    return value
+    return toml_table(document, key, got=False)
 
 
 def _items(document: Mapping[str, Any], key: str) -> Iterable[tuple[int, Mapping[str, Any]]]:
     value = document.get(key, [])
     if not isinstance(value, list):
-        raise _BadKeyError(key, f"expected a list of tables ([[{key}]])")
+        raise ConfigError(f"expected a list of tables ([[{key}]])", key)
     for index, entry in enumerate(value):
         if not isinstance(entry, dict):
-            raise _BadKeyError(f"{key}[{index}]", "expected a table")
+            raise ConfigError("expected a table", f"{key}[{index}]")
         yield index, entry
 
 
@@ -301,23 +293,23 @@ def _optional_text(table: Mapping[str, Any], key: str, prefix: str) -> str | Non
     if value is None:
         return None
     if not isinstance(value, str):
-        raise _BadKeyError(f"{prefix}{key}", "expected a string")
+        raise ConfigError("expected a string", f"{prefix}{key}")
     if len(value) > MAX_TEXT:
-        raise _BadKeyError(f"{prefix}{key}", f"longer than {MAX_TEXT} characters")
+        raise ConfigError(f"longer than {MAX_TEXT} characters", f"{prefix}{key}")
     return value
 
 
 def _text(table: Mapping[str, Any], key: str, prefix: str) -> str:
     value = _optional_text(table, key, prefix)
     if value is None:
-        raise _BadKeyError(f"{prefix}{key}", "missing")
+        raise ConfigError("missing", f"{prefix}{key}")
     return value
 
 
 def _flag(table: Mapping[str, Any], key: str, prefix: str, *, default: bool = False) -> bool:
     value = table.get(key, default)
     if not isinstance(value, bool):
-        raise _BadKeyError(f"{prefix}{key}", "expected true or false")
+        raise ConfigError("expected true or false", f"{prefix}{key}")
     return value
 
 
@@ -325,10 +317,10 @@ def _names(table: Mapping[str, Any], key: str, *, required: bool) -> tuple[str, 
     value = table.get(key)
     if value is None:
         if required:
-            raise _BadKeyError(key, "missing")
+            raise ConfigError("missing", key)
         return ()
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-        raise _BadKeyError(key, "expected a list of non-empty strings")
+        raise ConfigError("expected a list of non-empty strings", key)
     return tuple(value)
 
 
@@ -337,20 +329,20 @@ def _pattern(table: Mapping[str, Any], key: str, prefix: str) -> re.Pattern[str]
     if value is None:
         return None
     if len(value) > MAX_PATTERN:
-        raise _BadKeyError(f"{prefix}{key}", f"longer than {MAX_PATTERN} characters")
+        raise ConfigError(f"longer than {MAX_PATTERN} characters", f"{prefix}{key}")
     try:
         return re.compile(value)
     except re.error as error:
-        raise _BadKeyError(f"{prefix}{key}", f"not a regular expression ({error})") from None
+        raise ConfigError(f"not a regular expression ({error})", f"{prefix}{key}") from None
 
 
 def _effect(entry: Mapping[str, Any], prefix: str) -> Effect:
-    state = _text(entry, "state", prefix)
-    if state not in RULE_STATES:
-        raise _BadKeyError(f"{prefix}state", f"expected one of {', '.join(RULE_STATES)}")
+    state = STATE_NAMED.get(_text(entry, "state", prefix))
+    if state is None:
+        raise ConfigError(f"expected one of {', '.join(RULE_STATES)}", f"{prefix}state")
     kind = _optional_text(entry, "kind", prefix)
-    if kind is not None and (state != "blocked" or kind not in KINDS):
-        raise _BadKeyError(f"{prefix}kind", f"only with blocked, one of {', '.join(KINDS)}")
+    if kind is not None and (state != State.BLOCKED or kind not in KINDS):
+        raise ConfigError(f"only with blocked, one of {', '.join(KINDS)}", f"{prefix}kind")
     return Effect(state, kind, _optional_text(entry, "msg", prefix))
 
 
@@ -359,7 +351,7 @@ def _text_rule(entry: Mapping[str, Any], where: str) -> TextRule:
     _known(entry, _EFFECT_KEYS | {"match"}, prefix)
     pattern = _pattern(entry, "match", prefix)
     if pattern is None:
-        raise _BadKeyError(f"{prefix}match", "missing")
+        raise ConfigError("missing", f"{prefix}match")
     return TextRule(pattern, _effect(entry, prefix))
 
 
@@ -368,7 +360,7 @@ def _notification_rule(entry: Mapping[str, Any], where: str) -> NotificationRule
     _known(entry, _EFFECT_KEYS | {"title", "body"}, prefix)
     title, body = _pattern(entry, "title", prefix), _pattern(entry, "body", prefix)
     if title is None and body is None:
-        raise _BadKeyError(where, "needs a title or a body pattern")
+        raise ConfigError("needs a title or a body pattern", where)
     return NotificationRule(title, body, _effect(entry, prefix))
 
 
@@ -377,13 +369,13 @@ def _hook_rule(entry: Mapping[str, Any], where: str) -> HookRule:
     _known(entry, _EFFECT_KEYS | {"event", "field", "match"}, prefix)
     event = _text(entry, "event", prefix)
     if not re.fullmatch(r"[A-Za-z0-9_.:-]{1,64}", event):
-        raise _BadKeyError(f"{prefix}event", "expected an event name (letters, digits, _.:-)")
+        raise ConfigError("expected an event name (letters, digits, _.:-)", f"{prefix}event")
     field = _optional_text(entry, "field", prefix)
     match = _pattern(entry, "match", prefix)
     if (field is None) != (match is None):
-        raise _BadKeyError(f"{prefix}{'match' if match is None else 'field'}", "missing")
+        raise ConfigError("missing", f"{prefix}{'match' if match is None else 'field'}")
     if field is not None and _PLACEHOLDER.fullmatch(f"{{{field}}}") is None:
-        raise _BadKeyError(f"{prefix}field", "expected a dotted path (letters, digits, _)")
+        raise ConfigError("expected a dotted path (letters, digits, _)", f"{prefix}field")
     return HookRule(event, _effect(entry, prefix), field, match)
 
 
@@ -399,15 +391,12 @@ def _answer(document: Mapping[str, Any]) -> AgentAnswer | None:
     if "answer" not in document:
         return None
     table = _table(document, "answer")
-    _known(table, frozenset({"approve", "deny", "checked", "why"}), "answer.")
+    _known(table, frozenset({*ANSWERS, "checked", "why"}), "answer.")
     why = _optional_text(table, "why", "answer.")
-    keys = []
-    for answer in ("approve", "deny"):
-        try:
-            keys.append(key_string(f"answer.{answer}", table.get(answer), allow_enter=bool(why)))
-        except AnswerConfigError as error:
-            raise _BadKeyError(error.key, error.problem) from None
-    return AgentAnswer(AppKeys(keys[0], keys[1]), _text(table, "checked", "answer."), why)
+    check = partial(key_string, allow_enter=bool(why))
+    keys = {answer: checked(f"answer.{answer}", check, table.get(answer)) for answer in ANSWERS}
+    approve, deny = keys[Answer.APPROVE], keys[Answer.DENY]
+    return AgentAnswer(AppKeys(approve, deny), _text(table, "checked", "answer."), why)
 
 
 # --- what a signal says -------------------------------------------------------------------

@@ -52,7 +52,8 @@ from typing import Final, NamedTuple
 
 from tray.base.memo import Memo
 from tray.core.agents.rules import AgentRules, Effect, report_for
-from tray.protocol.report import Report
+from tray.protocol.report import Clear, Report
+from tray.protocol.state import RUNNING, Answer, State
 
 BELL_RANK: Final = 0
 TITLE_RANK: Final = 1  # the title, and what the agent draws on the screen
@@ -104,7 +105,7 @@ class AgentTracker:
         self.rules = rules
         # Set once the program itself, or its hooks, have reported: the rules stop.
         self.outranked = False
-        self._state: tuple[str, str | None] | None = None
+        self._state: tuple[State | Clear, str | None] | None = None
         self._rank = -1
         self._worked = False
         self._title: str | None = None
@@ -134,7 +135,7 @@ class AgentTracker:
         self.outranked = True
         if report is not None and not report.id:
             self._hook_prompt = (
-                hook and report.state == "blocked" and self.rules.answer_ends_hook_prompt
+                hook and report.state == State.BLOCKED and self.rules.answer_ends_hook_prompt
             )
 
     def hooked(self, report: Report) -> Report | None:
@@ -160,7 +161,7 @@ class AgentTracker:
         >>> tracker = AgentTracker(rules)
         >>> tracker.title("Waiting").msg is None
         True
-        >>> tracker.hooked(Report("blocked", kind="permission", msg="Run: make")).msg
+        >>> tracker.hooked(Report(State.BLOCKED, kind="permission", msg="Run: make")).msg
         'Run: make'
         >>> tracker.title("Waiting again") is None  # the title says less
         True
@@ -255,7 +256,7 @@ class AgentTracker:
                 return self._infer(rule.effect, TITLE_RANK, {"match": found[0]}, lasting=False)
         return None
 
-    def answered(self, answer: str | None = None) -> Report | None:
+    def answered(self, answer: Answer | None = None) -> Report | None:
         """The user typed, or tray typed ``answer`` ("approve" or "deny"): a prompt seen
         only once (on the screen, in a notification, by the bell, from a hook) is over,
         unless the title still shows it. After tray's Deny the agent waits for the user:
@@ -278,12 +279,12 @@ class AgentTracker:
         >>> tracker = AgentTracker(rules)
         >>> tracker.screen(b"Run it?").state
         'blocked'
-        >>> tracker.answered("deny").state
+        >>> tracker.answered(Answer.DENY).state
         'idle'
         >>> tracker.screen(b"> ") is None  # the rest it was already said to be in
         True
         """
-        after = "idle" if answer == "deny" else "working"
+        after = State.IDLE if answer == Answer.DENY else State.WORKING
         if self.outranked:
             if not self._hook_prompt:
                 return None
@@ -296,11 +297,11 @@ class AgentTracker:
         if fallback is not None and fallback.state == self._current_state():
             return None
         self._state, self._rank, self._last = None, -1, None
-        if after == "idle":
+        if after == State.IDLE:
             self._worked = False  # the refusal ended its turn
         return self._infer(Effect(after, None, None), TITLE_RANK, {}, lasting=True)
 
-    def _current_state(self) -> str | None:
+    def _current_state(self) -> State | Clear | None:
         return None if self._state is None else self._state[0]
 
     def _infer(
@@ -317,19 +318,19 @@ class AgentTracker:
         if self.outranked:
             return None
         state = effect.state
-        if state == "done" and not self._worked:
+        if state == State.DONE and not self._worked:
             # A turn that never started has not ended: the agent is ready, not done.
-            state = "idle"
-        if state in ("working", "blocked"):
+            state = State.IDLE
+        if state in RUNNING:
             self._worked = True
-        said = (state, effect.kind if state == "blocked" else None)
+        said = (state, effect.kind if state == State.BLOCKED else None)
         previous = self._state
         if previous is not None and state == previous[0] and rank < self._rank:
             # Said already by a better source, which knows the kind and the words best
             # (a notification can tell a question from a permission; a title cannot).
             return None
         self._state, self._rank = said, rank
-        self._until_answered = not lasting and state == "blocked"
+        self._until_answered = not lasting and state == State.BLOCKED
         if state != effect.state:
             effect, report = Effect(state, None, effect.msg), None
         if report is None:

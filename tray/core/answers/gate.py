@@ -8,20 +8,16 @@ user's ``[answer.apps]``; nothing a program reports can choose or change them.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
 
 from tray.protocol.records import Record
+from tray.protocol.state import ANSWER_NAMED, ANSWERS, Answer, State
 
-ANSWERS = ("approve", "deny")
 ESC = "\x1b"
 # A key string is a keystroke or two, never a macro: long strings would let a config
 # type whole commands into an agent.
 MAX_KEYS = 16
-# As protocol.md spells an app (ASCII only: \w would take any letter).
-_APP_NAME: Final = re.compile(r"[A-Za-z0-9_.+-]{1,32}")
 # How long a prompt must have stood before keys go in. Codex 0.171.0 reports `blocked`
 # a frame before its dialog takes keys: a "y" typed at once was lost (tried at 0 s, fine
 # at 0.3 s), and a lost key may land in the composer. The launcher holds an early
@@ -41,8 +37,8 @@ class AppKeys:
     approve: str
     deny: str
 
-    def keys(self, answer: str) -> str:
-        return self.approve if answer == "approve" else self.deny
+    def keys(self, answer: Answer) -> str:
+        return self.approve if answer == Answer.APPROVE else self.deny
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,75 +62,30 @@ class AnswerSettings:
 DEFAULT_SETTINGS = AnswerSettings()
 
 
-class AnswerConfigError(ValueError):
-    """A bad ``[answer]`` table; ``key`` is the dotted key, as the user wrote it."""
-
-    def __init__(self, key: str, problem: str) -> None:
-        super().__init__(f"{key}: {problem}")
-        self.key = key
-        self.problem = problem
-
-
-def parse_answer(
-    document: Mapping[str, Any], known: Mapping[str, AppKeys] | None = None
-) -> AnswerSettings:
-    """The ``[answer]`` table of an already parsed config (absent: the defaults), over
-    the ``known`` keys of the agents' rules files."""
-    table = document.get("answer", {})
-    if not isinstance(table, dict):
-        raise AnswerConfigError("answer", "expected a table")
-    for key in table:
-        if key not in ("enabled", "apps"):
-            raise AnswerConfigError(f"answer.{key}", "unknown key (known: enabled, apps)")
-    enabled = table.get("enabled", True)
-    if not isinstance(enabled, bool):
-        raise AnswerConfigError("answer.enabled", "expected true or false")
-    apps_table = table.get("apps", {})
-    if not isinstance(apps_table, dict):
-        raise AnswerConfigError("answer.apps", "expected a table")
-    apps = dict(known or {})
-    for name, entry in apps_table.items():
-        # A table here replaces the built-in one whole: half of each would be a surprise.
-        apps[name] = _app_keys(name, entry)
-    return AnswerSettings(enabled=enabled, apps=apps)
-
-
-def _app_keys(name: str, entry: object) -> AppKeys:
-    prefix = f"answer.apps.{name}"
-    if _APP_NAME.fullmatch(name) is None:
-        raise AnswerConfigError(prefix, "not an app name (letters, digits, _ . + -; 1 to 32)")
-    if not isinstance(entry, dict):
-        raise AnswerConfigError(prefix, "expected a table with approve and deny")
-    for key in entry:
-        if key not in ANSWERS:
-            raise AnswerConfigError(f"{prefix}.{key}", "unknown key (known: approve, deny)")
-    keys = [key_string(f"{prefix}.{answer}", entry.get(answer)) for answer in ANSWERS]
-    return AppKeys(approve=keys[0], deny=keys[1])
-
-
-def key_string(key: str, value: object, *, allow_enter: bool = False) -> str:
-    """A string of keys, checked; ``allow_enter`` only where a rules file says why Enter
-    is safe at that prompt (it submits a typed answer, or the dialog always opens on
-    the option it picks)."""
+def key_string(value: object, *, allow_enter: bool = False) -> str:
+    """A string of keys, checked: ValueError says what is wrong with it, and the caller
+    which key of which file it was. ``allow_enter`` only where a rules file says why
+    Enter is safe at that prompt (it submits a typed answer, or the dialog always opens
+    on the option it picks)."""
     if value is None:
-        raise AnswerConfigError(key, "missing")
+        raise ValueError("missing")
     if not isinstance(value, str):
-        raise AnswerConfigError(key, "expected a string of keys")
+        raise ValueError("expected a string of keys")
     if not value:
-        raise AnswerConfigError(key, "empty")
+        raise ValueError("empty")
     if len(value) > MAX_KEYS:
-        raise AnswerConfigError(key, f"longer than {MAX_KEYS} characters")
+        raise ValueError(f"longer than {MAX_KEYS} characters")
     entered = _ENTER & set(value)
     if entered and not (allow_enter and entered == {"\r"}):
-        raise AnswerConfigError(key, "holds Enter, which picks whatever the cursor is on")
+        raise ValueError("holds Enter, which picks whatever the cursor is on")
     if ESC in value[:-1]:
         # Esc followed by anything reads as Alt+key, so Esc may only come last.
-        raise AnswerConfigError(key, "Esc may only be the last key")
+        raise ValueError("Esc may only be the last key")
     for char in value:
         if char in (ESC, "\r"):
             continue  # both checked above
         if ord(char) < 0x20 or 0x7F <= ord(char) <= 0x9F:
-            raise AnswerConfigError(key, f"holds the control character U+{ord(char):04X}")
+            raise ValueError(f"holds the control character U+{ord(char):04X}")
     return value
 
 
@@ -190,7 +141,7 @@ def pick_record(records: Iterable[Record], record_id: str | None) -> Record | st
     The root when it is the one blocked, else the only blocked record; with several, the
     caller must pick.
     """
-    blocked = [r for r in records if r.state == "blocked"]
+    blocked = [r for r in records if r.state == State.BLOCKED]
     if record_id is not None:
         found = next((r for r in records if r.id == record_id), None)
         return GONE if found is None else found
@@ -219,7 +170,8 @@ def decide(
     a terminal's reply), on the same clock as the records' ``since``. ``answered`` is
     the (record, since) this launcher last typed for: a prompt is answered once.
     """
-    if request.answer not in ANSWERS:
+    answer = ANSWER_NAMED.get(request.answer)
+    if answer is None:
         return _refuse(BAD_ANSWER)
     if not alive:
         return _refuse(ENDED, request.record, request.since)
@@ -229,7 +181,7 @@ def decide(
     if isinstance(picked, str):
         return _refuse(picked, request.record, request.since)
     record = picked
-    if record.state != "blocked" or record.kind != "permission":
+    if record.state != State.BLOCKED or record.kind != "permission":
         return _refuse(GONE, record.id, request.since)
     if record.since is None:
         # A record whose start is unknown cannot be named, so it is never answered.
@@ -244,15 +196,15 @@ def decide(
     keys = settings.keys_for(record.app)
     if keys is None:
         return _refuse(NO_KEYS, record.id, record.since)
-    typed = keys.keys(request.answer).encode()
+    typed = keys.keys(answer).encode()
     return Decision(typed, None, record.id, record.since, record.since + SETTLE)
 
 
-def answers_for(record: Record, alive: bool, settings: AnswerSettings) -> list[str]:
+def answers_for(record: Record, alive: bool, settings: AnswerSettings) -> list[Answer]:
     """The contract's ``answers`` of one record: what tray can answer it with now."""
     if not (alive and settings.enabled):
         return []
-    if record.state != "blocked" or record.kind != "permission" or record.since is None:
+    if record.state != State.BLOCKED or record.kind != "permission" or record.since is None:
         return []
     if settings.keys_for(record.app) is None:
         return []

@@ -33,12 +33,13 @@ import json
 from dataclasses import dataclass
 from typing import Final
 
+from tray.protocol.state import ANSWERS
+
 VERSION: Final = "t1"
 # How long a button answers: a prompt older than this is answered at the desk.
 LIFETIME: Final = 600.0
 # No token tray makes is near this long; a longer reply is junk, refused unread.
 MAX_TOKEN: Final = 1024
-ANSWERS: Final = ("approve", "deny")
 _FIELDS: Final = ("h", "s", "r", "t", "a", "e")
 
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tray.protocol.state import State
+
 # A polled source is asked again this soon at the least while the user is away (to see
 # them come back quickly) and at the most this rarely while they are here: reaching
 # `after` is computed from the idle time, so no query is wasted in between.
@@ -98,7 +100,7 @@ class AwayTracker:
         return new
 
 
-def is_forwarded(ping_state: str | None, states: frozenset[str], away: AwayState) -> bool:
+def is_forwarded(ping_state: str | None, states: frozenset[State], away: AwayState) -> bool:
     """Whether a ping goes to ``[away] forward`` too: the user is away, and its state is
     one of ``states``. Reminders and burst summaries pass the state they are about, so
     a prompt that pinged while the user was here goes with its next reminder."""

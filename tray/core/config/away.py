@@ -16,10 +16,13 @@ from dataclasses import dataclass
 from typing import Final
 
 from tray.core.config.durations import parse_duration
+from tray.core.config.parsing import ConfigError, checked, no_unknown_keys, quoted
+from tray.protocol.state import PINGED, STATE_NAMED, State
 
-AWAY_STATES = ("blocked", "error", "done")
+# The ping states, of which [away] forwards those it names.
+AWAY_STATES = PINGED
 DEFAULT_AFTER = 300.0
-DEFAULT_STATES = frozenset({"blocked", "error"})
+DEFAULT_STATES = frozenset({State.BLOCKED, State.ERROR})
 KNOWN_KEYS = ("after", "forward", "states", "answer", "answer_token")
 # An ntfy topic's name, ntfy's way: 1 to 64 of these characters.
 NTFY_TOPIC: Final = re.compile(r"[-_A-Za-z0-9]{1,64}")
@@ -42,15 +45,6 @@ _EXPECTED_AFTER: Final = (
 )
 
 
-class AwayConfigError(ValueError):
-    """An ``[away]`` setting that cannot be used; ``key`` names it (``away.forward``)."""
-
-    def __init__(self, key: str, problem: str) -> None:
-        super().__init__(f"{key}: {problem}")
-        self.key = key
-        self.problem = problem
-
-
 @dataclass(frozen=True, slots=True)
 class AwaySettings:
     """``after`` in seconds; ``forward`` the Apprise URLs, in the file's order; ``states``
@@ -58,7 +52,7 @@ class AwaySettings:
 
     after: float = DEFAULT_AFTER
     forward: tuple[str, ...] = ()
-    states: frozenset[str] = DEFAULT_STATES
+    states: frozenset[State] = DEFAULT_STATES
     # Answering from the phone: the ntfy topic's URL, and its server's access token.
     answer: str | None = None
     answer_token: str | None = None
@@ -190,16 +184,14 @@ def parse_away(
     key: str = "away",
     accepts: Callable[[str], bool] | None = None,
 ) -> AwaySettings:
-    """The ``[away]`` table; raises :class:`AwayConfigError` naming the key.
+    """The ``[away]`` table; raises :class:`ConfigError` naming the key.
 
     ``accepts`` tells whether Apprise knows a URL; without it only the shape
     (``scheme://...``) is checked, which is all ``tray run`` needs.
     """
     if not isinstance(value, dict):
-        raise AwayConfigError(key, "expected a table ([away])")
-    for name in value:
-        if name not in KNOWN_KEYS:
-            raise AwayConfigError(f"{key}.{name}", f"unknown key (known: {', '.join(KNOWN_KEYS)})")
+        raise ConfigError("expected a table ([away])", key)
+    no_unknown_keys(value, KNOWN_KEYS, f"{key}.")
     after = DEFAULT_AFTER
     if "after" in value:
         after = _after(value["after"], f"{key}.after")
@@ -212,14 +204,14 @@ def parse_away(
     answer = _answer(value.get("answer"), f"{key}.answer")
     answer_token = _answer_token(value.get("answer_token"), f"{key}.answer_token")
     if answer_token is not None and answer is None:
-        raise AwayConfigError(f"{key}.answer_token", "set only with away.answer")
+        raise ConfigError("set only with away.answer", f"{key}.answer_token")
     return AwaySettings(after, forward, states, answer, answer_token)
 
 
 def check_forward(
     settings: AwaySettings, accepts: Callable[[str], bool], key: str = "away"
 ) -> None:
-    """Raise :class:`AwayConfigError` for the first URL that ``accepts`` refuses."""
+    """Raise :class:`ConfigError` for the first URL that ``accepts`` refuses."""
     _forward(list(settings.forward), f"{key}.forward", accepts)
 
 
@@ -228,9 +220,9 @@ def _after(value: object, key: str) -> float:
     try:
         seconds = parse_duration(value)
     except ValueError:
-        raise AwayConfigError(key, _EXPECTED_AFTER) from None
+        raise ConfigError(_EXPECTED_AFTER, key) from None
     if seconds <= 0:
-        raise AwayConfigError(key, _EXPECTED_AFTER)
+        raise ConfigError(_EXPECTED_AFTER, key)
     return seconds
 
 
@@ -238,17 +230,17 @@ def _forward(value: object, key: str, accepts: Callable[[str], bool] | None) -> 
     expected = 'expected a list of Apprise URLs such as ["ntfys://ntfy.sh/my-topic"]'
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         # Never echo the value: it may be a URL with its secret, only mistyped.
-        raise AwayConfigError(key, expected)
+        raise ConfigError(expected, key)
     urls: list[str] = []
     for index, item in enumerate(value):
         url = item.strip()
         scheme = scheme_of(url)
         if scheme == "?":
-            raise AwayConfigError(f"{key}[{index}]", f"{expected}; this one has no scheme://")
+            raise ConfigError(f"{expected}; this one has no scheme://", f"{key}[{index}]")
         if accepts is not None and not accepts(url):
-            raise AwayConfigError(
-                f"{key}[{index}]",
+            raise ConfigError(
                 f"Apprise does not accept this {scheme}:// URL (see its wiki for the form)",
+                f"{key}[{index}]",
             )
         urls.append(url)
     return tuple(dict.fromkeys(urls))
@@ -259,11 +251,8 @@ def _answer(value: object, key: str) -> str | None:
         return None
     # Never echo the value: its topic is the user's secret.
     if not isinstance(value, str):
-        raise AwayConfigError(key, 'expected an ntfy topic URL such as "https://ntfy.sh/my-topic"')
-    try:
-        ntfy_topic(value)
-    except ValueError as error:
-        raise AwayConfigError(key, str(error)) from None
+        raise ConfigError('expected an ntfy topic URL such as "https://ntfy.sh/my-topic"', key)
+    checked(key, ntfy_topic, value)
     return value.strip()
 
 
@@ -271,23 +260,22 @@ def _answer_token(value: object, key: str) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str) or _TOKEN.fullmatch(value.strip()) is None:
-        raise AwayConfigError(key, 'expected the ntfy server\'s access token, such as "tk_..."')
+        raise ConfigError('expected the ntfy server\'s access token, such as "tk_..."', key)
     return value.strip()
 
 
-def _states(value: object, key: str) -> frozenset[str]:
-    expected = 'expected a list of states from "blocked", "error", "done"'
+def _states(value: object, key: str) -> frozenset[State]:
+    expected = f"expected a list of states from {', '.join(map(quoted, AWAY_STATES))}"
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise AwayConfigError(key, expected)
+        raise ConfigError(expected, key)
     if any(item not in AWAY_STATES for item in value):
-        raise AwayConfigError(key, expected)
-    return frozenset(value)
+        raise ConfigError(expected, key)
+    return frozenset(STATE_NAMED[item] for item in value)
 
 
 __all__ = [
     "AWAY_STATES",
     "NTFY_TOPIC",
-    "AwayConfigError",
     "AwaySettings",
     "NtfyServer",
     "answer_server",

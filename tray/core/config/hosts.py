@@ -6,11 +6,12 @@ them are the remote adapter's (``tray.core.hosts.ssh_commands``).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
+
+from tray.core.config.parsing import ConfigError, no_unknown_keys, show
 
 DEFAULT_REMOTE_COMMAND: Final = "tray"
 # Host names end up in session ids ("host:devbox/<id>") and in notifications, so they
@@ -23,15 +24,6 @@ MAX_REMOTE_COMMAND: Final = 1024
 KNOWN_KEYS: Final = ("name", "destination", "ssh_options", "remote_command")
 
 
-class HostConfigError(ValueError):
-    """A ``[[hosts]]`` entry that cannot be used; ``key`` says which, e.g. ``hosts[0].name``."""
-
-    def __init__(self, key: str, problem: str) -> None:
-        super().__init__(f"{key}: {problem}")
-        self.key = key
-        self.problem = problem
-
-
 @dataclass(frozen=True, slots=True)
 class HostConfig:
     name: str
@@ -41,9 +33,9 @@ class HostConfig:
 
 
 def parse_hosts(value: object, key: str = "hosts") -> tuple[HostConfig, ...]:
-    """The ``hosts`` array of tables; raises :class:`HostConfigError` naming the key."""
+    """The ``hosts`` array of tables; raises :class:`ConfigError` naming the key."""
     if not isinstance(value, list):
-        raise HostConfigError(key, f"expected an array of tables ([[{key}]]), got {_show(value)}")
+        raise ConfigError(f"expected an array of tables ([[{key}]]), got {_show(value)}", key)
     hosts: list[HostConfig] = []
     seen: dict[str, int] = {}
     for index, item in enumerate(value):
@@ -51,9 +43,8 @@ def parse_hosts(value: object, key: str = "hosts") -> tuple[HostConfig, ...]:
         host = parse_host(item, where)
         folded = host.name.casefold()
         if folded in seen:
-            raise HostConfigError(
-                f"{where}.name",
-                f"{_show(host.name)} is already the name of {key}[{seen[folded]}]",
+            raise ConfigError(
+                f"{_show(host.name)} is already the name of {key}[{seen[folded]}]", f"{where}.name"
             )
         seen[folded] = index
         hosts.append(host)
@@ -62,13 +53,11 @@ def parse_hosts(value: object, key: str = "hosts") -> tuple[HostConfig, ...]:
 
 def parse_host(value: object, key: str) -> HostConfig:
     if not isinstance(value, Mapping):
-        raise HostConfigError(key, f"expected a table, got {_show(value)}")
-    for name in value:
-        if name not in KNOWN_KEYS:
-            raise HostConfigError(f"{key}.{name}", f"unknown key (known: {', '.join(KNOWN_KEYS)})")
+        raise ConfigError(f"expected a table, got {_show(value)}", key)
+    no_unknown_keys(value, KNOWN_KEYS, f"{key}.")
     for required in ("name", "destination"):
         if required not in value:
-            raise HostConfigError(f"{key}.{required}", "missing")
+            raise ConfigError("missing", f"{key}.{required}")
     return HostConfig(
         name=_name(value["name"], f"{key}.name"),
         destination=_destination(value["destination"], f"{key}.destination"),
@@ -81,81 +70,71 @@ def parse_host(value: object, key: str) -> HostConfig:
 
 def _name(value: object, key: str) -> str:
     if not isinstance(value, str) or NAME_PATTERN.fullmatch(value) is None:
-        raise HostConfigError(
-            key,
+        raise ConfigError(
             "expected 1 to 40 letters, digits, '.', '_' or '-', starting with a letter or "
             f"digit, got {_show(value)}",
+            key,
         )
     return value
 
 
 def _destination(value: object, key: str) -> str:
     if not isinstance(value, str):
-        raise HostConfigError(key, f'expected a string such as "me@devbox", got {_show(value)}')
+        raise ConfigError(f'expected a string such as "me@devbox", got {_show(value)}', key)
     if not value:
-        raise HostConfigError(key, "must not be empty")
+        raise ConfigError("must not be empty", key)
     if value.startswith("-"):
         # ssh would read it as an option (think "-oProxyCommand=..."); options belong
         # in ssh_options.
-        raise HostConfigError(
-            key, f"must not start with '-' (put ssh options in ssh_options), got {_show(value)}"
+        raise ConfigError(
+            f"must not start with '-' (put ssh options in ssh_options), got {_show(value)}", key
         )
     if len(value) > MAX_DESTINATION:
-        raise HostConfigError(key, f"longer than {MAX_DESTINATION} characters")
+        raise ConfigError(f"longer than {MAX_DESTINATION} characters", key)
     if any(char.isspace() or not char.isprintable() for char in value):
-        raise HostConfigError(
-            key, f"must not hold spaces or control characters, got {_show(value)}"
-        )
+        raise ConfigError(f"must not hold spaces or control characters, got {_show(value)}", key)
     return value
 
 
 def _options(value: object, key: str) -> tuple[str, ...]:
     expected = 'expected a list of strings such as ["-p", "2222"]'
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise HostConfigError(key, f"{expected}, got {_show(value)}")
+        raise ConfigError(f"{expected}, got {_show(value)}", key)
     if len(value) > MAX_OPTIONS:
-        raise HostConfigError(key, f"more than {MAX_OPTIONS} options")
+        raise ConfigError(f"more than {MAX_OPTIONS} options", key)
     for index, item in enumerate(value):
         if len(item) > MAX_OPTION:
-            raise HostConfigError(f"{key}[{index}]", f"longer than {MAX_OPTION} characters")
+            raise ConfigError(f"longer than {MAX_OPTION} characters", f"{key}[{index}]")
         if "\0" in item or "\n" in item or "\r" in item:
-            raise HostConfigError(f"{key}[{index}]", "must not hold NUL or line breaks")
+            raise ConfigError("must not hold NUL or line breaks", f"{key}[{index}]")
     if "--" in value:
         # Everything after "--" would be taken as the destination and the command.
-        raise HostConfigError(key, 'must not hold "--"')
+        raise ConfigError('must not hold "--"', key)
     return tuple(value)
 
 
 def _remote_command(value: object, key: str) -> str:
     if not isinstance(value, str) or not value.strip():
-        raise HostConfigError(
-            key, f'expected a command such as "~/.local/bin/tray", got {_show(value)}'
+        raise ConfigError(
+            f'expected a command such as "~/.local/bin/tray", got {_show(value)}', key
         )
     if len(value) > MAX_REMOTE_COMMAND:
-        raise HostConfigError(key, f"longer than {MAX_REMOTE_COMMAND} characters")
+        raise ConfigError(f"longer than {MAX_REMOTE_COMMAND} characters", key)
     # A line break would make the remote shell run the rest as a second command.
     if any(not char.isprintable() for char in value):
-        raise HostConfigError(key, "must be one line without control characters")
+        raise ConfigError("must be one line without control characters", key)
     return value.strip()
 
 
 def _show(value: object) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return json.dumps(value[:80], ensure_ascii=False)
-    if isinstance(value, Mapping):
-        return "a table"
-    if isinstance(value, list):
-        return "an array"
-    return type(value).__name__ if not isinstance(value, int | float) else str(value)
+    # Brief: a host's values may be long, and some end up on ssh's command line.
+    return show(value, brief=True)
 
 
 __all__ = [
     "DEFAULT_REMOTE_COMMAND",
     "NAME_PATTERN",
     "HostConfig",
-    "HostConfigError",
     "parse_host",
     "parse_hosts",
 ]

@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final
 
-from tray.core.answers.gate import (
-    DEFAULT_SETTINGS,
-    AnswerConfigError,
-    AnswerSettings,
-    AppKeys,
-    parse_answer,
-)
+from tray.core.answers.gate import DEFAULT_SETTINGS, AnswerSettings, AppKeys
+from tray.core.config.answer import parse_answer
 from tray.core.config.durations import parse_duration
+from tray.core.config.parsing import ConfigError, no_unknown_keys, quoted, setting, table
+from tray.protocol.state import PINGED, STATE_NAMED, State
 
 if TYPE_CHECKING:
     # Imported where their tables are parsed: a file without [away] or [[hosts]] (and
@@ -23,17 +19,9 @@ if TYPE_CHECKING:
     from tray.core.config.away import AwaySettings
     from tray.core.config.hosts import HostConfig
 
-T = TypeVar("T")
-
 FILE_NAME = "config.toml"
-NOTIFY_STATES = ("blocked", "error", "done")
 
 _QUIET_HOURS: Final = re.compile(r"(\d{1,2}):(\d{2})\s*-\s*(\d{1,2}):(\d{2})")
-
-
-def _json_string(text: str) -> str:
-    """``text`` quoted as JSON (and as a TOML basic string), for error messages."""
-    return json.dumps(text, ensure_ascii=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +30,7 @@ class PolicySettings:
     wraps past midnight when start >= end; ``remind`` 0 turns reminders off."""
 
     enabled: bool = True
-    states: frozenset[str] = frozenset({"blocked", "error", "done"})
+    states: frozenset[State] = frozenset(PINGED)
     settle: float = 1.0
     dedup_window: float = 30.0
     burst: int = 3
@@ -53,10 +41,6 @@ class PolicySettings:
     when_focused: bool = False
     terminal_notifications: bool = True
     remind: float = 300.0
-
-
-class ConfigError(ValueError):
-    """A config file that cannot be used, with a one-line message naming the key."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,15 +106,8 @@ def parse_config(
     ``known_keys`` are the answer keys of the agents' rules files."""
     try:
         return _parse(document, known_keys or {})
-    except _BadKeyError as error:
-        raise ConfigError(f"{origin}: {error.key}: {error.problem}") from None
-
-
-class _BadKeyError(Exception):
-    def __init__(self, key: str, problem: str) -> None:
-        super().__init__(f"{key}: {problem}")
-        self.key = key
-        self.problem = problem
+    except ConfigError as error:
+        raise error.within(origin) from None
 
 
 # The tables of config.toml; each has a ``_parse_<table>`` of its own below.
@@ -138,47 +115,37 @@ _TABLES: Final = ("sessions", "notify", "shell", "hosts", "answer", "away")
 
 
 def _parse(document: Mapping[str, Any], known_keys: Mapping[str, AppKeys]) -> Config:
-    _no_unknown_keys(document, _TABLES, "")
+    no_unknown_keys(document, _TABLES)
     return Config(
-        sessions=_parse_sessions(_table(document, "sessions")),
-        notify=_parse_notify(_table(document, "notify")),
-        shell=_parse_shell(_table(document, "shell")),
+        sessions=_parse_sessions(table(document, "sessions")),
+        notify=_parse_notify(table(document, "notify")),
+        shell=_parse_shell(table(document, "shell")),
         hosts=_parse_hosts(document),
-        answer=_parse_answer(document, known_keys),
+        answer=parse_answer(document, known_keys),
         away=_parse_away(document),
     )
-
-
-def _parse_answer(document: Mapping[str, Any], known_keys: Mapping[str, AppKeys]) -> AnswerSettings:
-    try:
-        return parse_answer(document, known_keys)
-    except AnswerConfigError as error:
-        raise _BadKeyError(error.key, error.problem) from None
 
 
 def _parse_away(document: Mapping[str, Any]) -> AwaySettings | None:
     if "away" not in document:
         return None
-    from tray.core.config.away import AwayConfigError, parse_away  # noqa: PLC0415
+    from tray.core.config.away import parse_away  # noqa: PLC0415
 
     # Its URLs are checked for shape only: whether Apprise knows them is the app's
     # question (tray.outlets.forward).
-    try:
-        return parse_away(document["away"])
-    except AwayConfigError as error:
-        raise _BadKeyError(error.key, error.problem) from None
+    return parse_away(document["away"])
 
 
 def _parse_sessions(sessions: Mapping[str, Any]) -> SessionsConfig:
-    _no_unknown_keys(sessions, ("keep_ended",), "sessions.")
+    no_unknown_keys(sessions, ("keep_ended",), "sessions.")
     base = SessionsConfig()
     return SessionsConfig(
-        keep_ended=_get(sessions, "sessions.keep_ended", parse_duration, base.keep_ended),
+        keep_ended=setting(sessions, "sessions.keep_ended", parse_duration, base.keep_ended),
     )
 
 
 def _parse_notify(notify: Mapping[str, Any]) -> PolicySettings:
-    _no_unknown_keys(
+    no_unknown_keys(
         notify,
         (
             "enabled",
@@ -198,39 +165,36 @@ def _parse_notify(notify: Mapping[str, Any]) -> PolicySettings:
     )
     base = PolicySettings()
     return PolicySettings(
-        enabled=_get(notify, "notify.enabled", _boolean, base.enabled),
-        states=_get(notify, "notify.states", _states, base.states),
-        settle=_get(notify, "notify.settle", parse_duration, base.settle),
-        dedup_window=_get(notify, "notify.dedup_window", parse_duration, base.dedup_window),
-        burst=_get(notify, "notify.burst", _positive_int, base.burst),
-        burst_window=_get(notify, "notify.burst_window", parse_duration, base.burst_window),
-        typing_grace=_get(notify, "notify.typing_grace", parse_duration, base.typing_grace),
-        done_after=_get(notify, "notify.done_after", parse_duration, base.done_after),
-        quiet_hours=_get(notify, "notify.quiet_hours", _quiet_hours, None),
-        when_focused=_get(notify, "notify.when_focused", _boolean, base.when_focused),
-        terminal_notifications=_get(
+        enabled=setting(notify, "notify.enabled", _boolean, base.enabled),
+        states=setting(notify, "notify.states", _states, base.states),
+        settle=setting(notify, "notify.settle", parse_duration, base.settle),
+        dedup_window=setting(notify, "notify.dedup_window", parse_duration, base.dedup_window),
+        burst=setting(notify, "notify.burst", _positive_int, base.burst),
+        burst_window=setting(notify, "notify.burst_window", parse_duration, base.burst_window),
+        typing_grace=setting(notify, "notify.typing_grace", parse_duration, base.typing_grace),
+        done_after=setting(notify, "notify.done_after", parse_duration, base.done_after),
+        quiet_hours=setting(notify, "notify.quiet_hours", _quiet_hours, None),
+        when_focused=setting(notify, "notify.when_focused", _boolean, base.when_focused),
+        terminal_notifications=setting(
             notify, "notify.terminal_notifications", _boolean, base.terminal_notifications
         ),
-        remind=_get(notify, "notify.remind", parse_duration, base.remind),
+        remind=setting(notify, "notify.remind", parse_duration, base.remind),
     )
 
 
 def _parse_hosts(document: Mapping[str, Any]) -> tuple[HostConfig, ...]:
     if "hosts" not in document:
         return ()
-    from tray.core.config.hosts import HostConfigError, parse_hosts  # noqa: PLC0415
+    from tray.core.config.hosts import parse_hosts  # noqa: PLC0415
 
-    try:
-        return parse_hosts(document["hosts"])
-    except HostConfigError as error:
-        raise _BadKeyError(error.key, error.problem) from None
+    return parse_hosts(document["hosts"])
 
 
 def _parse_shell(shell: Mapping[str, Any]) -> ShellConfig:
-    _no_unknown_keys(shell, ("wrap", "ignore"), "shell.")
+    no_unknown_keys(shell, ("wrap", "ignore"), "shell.")
     return ShellConfig(
-        wrap=_get(shell, "shell.wrap", _command_names, DEFAULT_WRAP),
-        ignore=_get(shell, "shell.ignore", _command_names, DEFAULT_IGNORE),
+        wrap=setting(shell, "shell.wrap", _command_names, DEFAULT_WRAP),
+        ignore=setting(shell, "shell.ignore", _command_names, DEFAULT_IGNORE),
     )
 
 
@@ -241,42 +205,6 @@ def _command_names(value: object) -> tuple[str, ...]:
     if not all(_COMMAND_NAME.fullmatch(item) for item in value):
         raise ValueError(expected)
     return tuple(dict.fromkeys(value))
-
-
-def _no_unknown_keys(table: Mapping[str, Any], known: tuple[str, ...], prefix: str) -> None:
-    for key in table:
-        if key not in known:
-            raise _BadKeyError(f"{prefix}{key}", f"unknown key (known: {', '.join(known)})")
-
-
-def _table(document: Mapping[str, Any], key: str) -> Mapping[str, Any]:
-    value = document.get(key, {})
-    if not isinstance(value, dict):
-        raise _BadKeyError(key, f"expected a table, got {_show(value)}")
-    return value
-
-
-def _get(table: Mapping[str, Any], key: str, convert: Callable[[object], T], default: T) -> T:
-    name = key.rsplit(".", 1)[-1]
-    if name not in table:
-        return default
-    try:
-        return convert(table[name])
-    except ValueError as error:
-        raise _BadKeyError(key, f"{error}, got {_show(table[name])}") from None
-
-
-def _show(value: object) -> str:
-    """A value as the user wrote it in TOML, near enough to find it in the file."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return _json_string(value)
-    if isinstance(value, dict):
-        return "a table"
-    if isinstance(value, list):
-        return "[" + ", ".join(_show(item) for item in value) + "]"
-    return str(value)
 
 
 def _boolean(value: object) -> bool:
@@ -291,16 +219,14 @@ def _positive_int(value: object) -> int:
     return value
 
 
-def _states(value: object) -> frozenset[str]:
+def _states(value: object) -> frozenset[State]:
     if (
         not isinstance(value, list)
         or not all(isinstance(item, str) for item in value)
-        or any(item not in NOTIFY_STATES for item in value)
+        or any(item not in PINGED for item in value)
     ):
-        raise ValueError(
-            f"expected a list of states from {', '.join(map(_json_string, NOTIFY_STATES))}"
-        )
-    return frozenset(value)
+        raise ValueError(f"expected a list of states from {', '.join(map(quoted, PINGED))}")
+    return frozenset(STATE_NAMED[item] for item in value)
 
 
 def _quiet_hours(value: object) -> tuple[int, int]:

@@ -24,7 +24,7 @@ from typing import Any, Final, Literal
 
 from tray.core.hosts.ssh_commands import NAME_PATTERN, valid_pane, valid_remote_id, valid_socket
 from tray.core.hosts.ssh_failures import Failure
-from tray.core.session.labels import REMOTE_PANE_KEY, REMOTE_SOCKET_KEY, session_label
+from tray.core.session.labels import session_label
 from tray.core.session.model import (
     ATTENTION_KEPT,
     FORMAT_VERSION,
@@ -42,6 +42,10 @@ MAX_NAME: Final = 256
 MAX_CWD: Final = 4096
 MAX_COMMAND_WORDS: Final = 64
 MAX_COMMAND_WORD: Final = 1024
+# Where a remote session's tmux pane and socket are kept: keys of their own, so the local
+# focus code, which reads TMUX and TMUX_PANE, never takes them for a pane on this machine.
+REMOTE_PANE_KEY: Final = "REMOTE_TMUX_PANE"
+REMOTE_SOCKET_KEY: Final = "REMOTE_TMUX_SOCKET"
 # The public shape's fields, plus the two the stream adds for labels and typing grace;
 # its third, ``tmux``, is checked on its own (_remote_tmux). Anything else the remote
 # sends is ignored, ``terminal`` and ``pid_start`` above all.
@@ -255,6 +259,8 @@ def mark_stale(
 
 __all__ = [
     "PREFIX",
+    "REMOTE_PANE_KEY",
+    "REMOTE_SOCKET_KEY",
     "RemoteDocumentError",
     "RemoteState",
     "clip",

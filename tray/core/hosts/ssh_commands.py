@@ -17,10 +17,10 @@ from tray.core.config.hosts import (
     DEFAULT_REMOTE_COMMAND,
     NAME_PATTERN,
     HostConfig,
-    HostConfigError,
     parse_host,
     parse_hosts,
 )
+from tray.protocol.state import ANSWER_NAMED
 
 # Before the user's own options, so they win where ssh takes the first value given:
 # without a terminal there is nobody to type a password or a passphrase (BatchMode),
@@ -57,7 +57,6 @@ SOCKET_PATTERN: Final = re.compile(r"/[A-Za-z0-9_./-]{1,1023}", re.ASCII)
 RECORD_PATTERN: Final = re.compile(
     r"[A-Za-z0-9_.+-]{1,32}(?:/[A-Za-z0-9_.+-]{1,32}){0,7}", re.ASCII
 )
-ANSWER_WORDS: Final = ("approve", "deny")
 
 
 # Command lines.
@@ -104,7 +103,7 @@ def answer_words(
     and the since come from the remote host's own state."""
     if not valid_remote_id(session_id):
         raise ValueError(f"not a session id: {session_id[:40]!r}")
-    if answer not in ANSWER_WORDS:
+    if answer not in ANSWER_NAMED:
         raise ValueError("the answer is approve or deny")
     words = ["answer", session_id, answer]
     if record == "":
@@ -163,7 +162,6 @@ __all__ = [
     "DEFAULT_REMOTE_COMMAND",
     "NAME_PATTERN",
     "HostConfig",
-    "HostConfigError",
     "answer_argv",
     "answer_words",
     "dismiss_argv",

@@ -6,8 +6,10 @@ sleeps until :meth:`NotificationPolicy.next_wakeup`. The clock and the local tim
 are injected, so every rule here is exercised with a fake clock.
 
 What the policy sees comes from :mod:`tray.core.policy.observe`, what a ping says from
-:mod:`tray.core.policy.wording`, and the pieces of time it schedules with from
-:mod:`tray.core.policy.schedule`; only the worker thread of the app calls it.
+:mod:`tray.core.policy.wording`, the pieces of time it schedules with from
+:mod:`tray.core.policy.schedule`, and what silences it (pause, snooze, an unreachable
+host, quiet hours) from :mod:`tray.core.policy.mutes`; only the worker thread of the app
+calls it.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Final
 
 from tray.core.answers.gate import SINCE_TOLERANCE
 from tray.core.config.settings import PolicySettings
+from tray.core.policy.mutes import MuteSpans
 from tray.core.policy.observe import Observation, Slot, observe, observe_session
 from tray.core.policy.schedule import (
     COALESCE,
@@ -29,13 +32,8 @@ from tray.core.policy.schedule import (
     Event,
     EventCandidate,
     Prompt,
-    Span,
     Timing,
-    active_end,
     coalesces_with,
-    end_spans,
-    in_quiet_hours,
-    kept_spans,
     reminder_offset,
     schedule_reminder,
 )
@@ -49,9 +47,11 @@ from tray.core.policy.wording import (
     urgency_of,
 )
 from tray.core.session.model import ATTENTION_KEPT, Attention
+from tray.core.view.overview import Mutes
+from tray.protocol.state import PINGED, State
 
-PINGING: Final = frozenset({"blocked", "error", "done"})
-_STATE_RANK: Final = {"blocked": 0, "error": 1, "done": 2}
+PINGING: Final = frozenset(PINGED)
+_STATE_RANK: Final[dict[str, int]] = {state: rank for rank, state in enumerate(PINGED)}
 TERMINAL_SOURCES: Final = frozenset({"osc9", "osc777", "osc99"})
 # How long a session that vanished from the snapshots is remembered (its handled
 # attention, its snooze), so that a file missed for one read does not replay its events;
@@ -128,7 +128,6 @@ class NotificationPolicy:
     ) -> None:
         self.settings = settings
         self._clock = clock
-        self._local_minute = local_minute
         self._prompts: dict[Slot, Prompt] = {}
         self._events: dict[tuple[str, int], Event] = {}
         self._handled: dict[DedupKey, float] = {}
@@ -139,11 +138,7 @@ class NotificationPolicy:
         self._seen_at: dict[str, float] = {}  # session -> when last in a snapshot
         self._timing = Timing(settings)
         self._budget = Budget(settings.burst, settings.burst_window)
-        self._pauses: list[Span] = []
-        self._snoozes: dict[str, list[Span]] = {}
-        # Sessions of a host that cannot be reached: held apart from the user's snoozes,
-        # which they must outlast.
-        self._unreachable: dict[str, list[Span]] = {}
+        self._mutes = MuteSpans(clock, settings.quiet_hours, local_minute)
         self._started: float | None = None
         self._after_answer = AfterAnswer()
 
@@ -153,7 +148,7 @@ class NotificationPolicy:
         state = observation.state
         if state not in PINGING or state not in self.settings.states:
             return False
-        if state == "done":
+        if state == State.DONE:
             run = observation.run_seconds
             return run is None or run >= self.settings.done_after
         return True
@@ -199,7 +194,7 @@ class NotificationPolicy:
                         known.pending, known.remind_at = False, None
                     continue
             since = now if observation.since is None else min(observation.since, now)
-            old_news = first and observation.state != "blocked"
+            old_news = first and observation.state != State.BLOCKED
             prompts[slot] = Prompt(
                 observation,
                 observation.condition,
@@ -224,7 +219,7 @@ class NotificationPolicy:
             reported = prompt.reported_since
             if sid != session_id or rid != record_id or reported is None:
                 continue
-            if abs(reported - since) <= SINCE_TOLERANCE and prompt.condition[0] == "blocked":
+            if abs(reported - since) <= SINCE_TOLERANCE and prompt.condition[0] == State.BLOCKED:
                 prompt.pending, prompt.remind_at = False, None
 
     def _take_events(
@@ -258,21 +253,17 @@ class NotificationPolicy:
             self._seen_at.pop(session_id, None)
             self._seq.pop(session_id, None)
             self._claims.pop(session_id, None)
-            self._snoozes.pop(session_id, None)
-            self._unreachable.pop(session_id, None)
+            self._mutes.forget(session_id)
             self._after_answer.forget(session_id)
 
     # -- pause, snooze and unreachable hosts ---------------------------------------------
 
     def pause(self, until: float) -> None:
         """No pings until ``until``; whatever falls due meanwhile is dropped."""
-        now = self._clock()
-        self.resume()
-        if until > now:
-            self._pauses.append(Span(now, until))
+        self._mutes.pause(until)
 
     def resume(self) -> None:
-        end_spans(self._pauses, self._clock())
+        self._mutes.resume()
 
     def set_away(self, away: bool) -> None:
         """The user left the desk (or came back): while away, a focused terminal's
@@ -281,21 +272,22 @@ class NotificationPolicy:
 
     @property
     def paused_until(self) -> float | None:
-        return active_end(self._pauses, self._clock())
+        return self._mutes.paused_until
 
     def snooze(self, session_id: str, until: float) -> None:
         """No pings of any kind for this session until ``until``; whatever falls due
         meanwhile is dropped, and its reminders carry on afterwards."""
-        now = self._clock()
-        self.unsnooze(session_id)
-        if until > now:
-            self._snoozes.setdefault(session_id, []).append(Span(now, until))
+        self._mutes.snooze(session_id, until)
 
     def unsnooze(self, session_id: str) -> None:
-        end_spans(self._snoozes.get(session_id, ()), self._clock())
+        self._mutes.unsnooze(session_id)
 
     def snoozed_until(self, session_id: str) -> float | None:
-        return active_end(self._snoozes.get(session_id, ()), self._clock())
+        return self._mutes.snoozed_until(session_id)
+
+    def mutes(self) -> Mutes:
+        """The pause and every snooze in force now, for the menu and the app's file."""
+        return self._mutes.mutes()
 
     def set_unreachable(self, session_ids: Collection[str]) -> None:
         """These sessions, and no others, are on a host that cannot be reached now.
@@ -305,33 +297,13 @@ class NotificationPolicy:
         then, whatever of theirs falls due is dropped, as under a snooze; a snooze of the
         user's own is left as it is, to carry on after.
         """
-        now = self._clock()
-        for session_id, spans in self._unreachable.items():
-            if session_id not in session_ids:
-                end_spans(spans, now)
-        for session_id in session_ids:
-            spans = self._unreachable.setdefault(session_id, [])
-            if active_end(spans, now) is None:
-                spans.append(Span(now, math.inf))
+        self._mutes.set_unreachable(session_ids)
 
     def unreachable(self, session_id: str) -> bool:
-        return active_end(self._unreachable.get(session_id, ()), self._clock()) is not None
+        return self._mutes.unreachable(session_id)
 
     def _silenced(self, candidate: Candidate, now: float) -> bool:
-        """Paused, snoozed, unreachable or quiet when it fell due, or now: either way it
-        is dropped."""
-        due_at = candidate.ready
-        sid = candidate.session_id
-        spans = [*self._pauses, *self._snoozes.get(sid, ()), *self._unreachable.get(sid, ())]
-        return (
-            any(p.start <= now and due_at < p.end for p in spans)
-            or self._quiet_at(due_at)
-            or self._quiet_at(now)
-        )
-
-    def _quiet_at(self, moment: float) -> bool:
-        hours = self.settings.quiet_hours
-        return hours is not None and in_quiet_hours(hours, self._local_minute(moment))
+        return self._mutes.silenced(candidate.session_id, candidate.ready, now)
 
     # -- timing -------------------------------------------------------------------------
 
@@ -428,7 +400,8 @@ class NotificationPolicy:
             if self._told_before(candidate):
                 self._handle(candidate, now)
                 continue
-            speaker = next(
+            # A ping of this round that tells this news too: the candidate goes with it.
+            covering = next(
                 (
                     other
                     for other in this_round
@@ -437,8 +410,8 @@ class NotificationPolicy:
                 ),
                 None,
             )
-            if speaker is not None:
-                absorbed.append((candidate, speaker))
+            if covering is not None:
+                absorbed.append((candidate, covering))
                 continue
             key = candidate.key()
             told = candidate.verdict == "told"
@@ -480,8 +453,8 @@ class NotificationPolicy:
                 self._note_told(candidate)
                 self._handle(candidate, now)
         delivered = {id(c) for c in sent}
-        for candidate, speaker in absorbed:
-            if id(speaker) in delivered:
+        for candidate, covering in absorbed:
+            if id(covering) in delivered:
                 self._handle(candidate, now)
         return pings
 
@@ -499,10 +472,7 @@ class NotificationPolicy:
     def _forget(self, now: float) -> None:
         window = self.settings.dedup_window
         self._handled = {k: t for k, t in self._handled.items() if now < t + window}
-        horizon = min([now, *(c.ready for c in self._candidates())])
-        self._pauses = [p for p in self._pauses if p.end > horizon]
-        kept_spans(self._snoozes, horizon)
-        kept_spans(self._unreachable, horizon)
+        self._mutes.trim(min([now, *(c.ready for c in self._candidates())]))
 
 
 __all__ = [

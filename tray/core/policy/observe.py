@@ -15,6 +15,7 @@ from tray.core.answers.target import AnswerTarget, target_for
 from tray.core.session.model import Attention, Session, answered_prompt
 from tray.core.view.overview import lead_record
 from tray.protocol.records import Record
+from tray.protocol.state import State
 
 ConditionKey = tuple[str, str | None, str | None]
 # A place a condition can live: (session id, record id), the record id being None for
@@ -35,7 +36,7 @@ class Observation:
 
     session_id: str
     label: str
-    state: str | None
+    state: State | None
     kind: str | None = None
     msg: str | None = None
     exit_code: int | None = None
@@ -78,7 +79,7 @@ def observe_session(
     state = session.state
     leader = lead_record(session)
     run_seconds = None
-    if state == "done":
+    if state == State.DONE:
         finished_at = leader.updated_at if leader is not None else session.updated_at
         started = session.started_at
         if session.last_input_at is not None:
@@ -99,7 +100,7 @@ def observe_session(
         focus=session.focus,
         attention=session.attention,
         answer=target_for(session.id, session.running, leader, answering)
-        if state == "blocked"
+        if state == State.BLOCKED
         else None,
         answered=answered_prompt(session),
     )
@@ -113,16 +114,16 @@ def observe(
     ``answering`` (the config's ``[answer]``) says which prompts can be answered."""
     lead = observe_session(session, label, now, answering)
     observations = [lead]
-    if lead.state != "blocked":
+    if lead.state != State.BLOCKED:
         return observations
     for record in session.records:
-        if record.state != "blocked" or record.id == lead.record_id:
+        if record.state != State.BLOCKED or record.id == lead.record_id:
             continue
         observations.append(
             Observation(
                 session_id=session.id,
                 label=label,
-                state="blocked",
+                state=State.BLOCKED,
                 kind=record.kind,
                 msg=record.msg,
                 exit_code=session.exit_code,

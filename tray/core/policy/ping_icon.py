@@ -8,11 +8,14 @@ from collections.abc import Collection
 from typing import Final
 
 from tray.core.policy.wording import Ping
-from tray.core.view.overview import IconState
+from tray.core.view.overview import IconState, icon_of
+from tray.protocol.state import URGENCY, State
 
 # The tray icon's own order (tray.core.view.overview): a summary of a prompt and a
-# failure is about the prompt first, as the icon would be.
-_MOST_URGENT_FIRST: Final[tuple[IconState, ...]] = ("blocked", "error", "working", "done")
+# failure is about the prompt first, as the icon would be. Idle shows as calm.
+_MOST_URGENT_FIRST: Final[tuple[IconState, ...]] = tuple(
+    icon_of(state) for state in URGENCY if state is not State.IDLE
+)
 
 
 def icon_for_states(states: Collection[str]) -> IconState:

@@ -1,6 +1,7 @@
 """Pure: the policy's pieces of time. What may become a ping (a prompt's first ping or
-reminder, a request for attention), when a reminder is due, the burst budget, and the
-spans (pause, snooze, an unreachable host) that drop what falls due under them.
+reminder, a request for attention), when a reminder is due, and the burst budget. What
+drops a ping (pause, snooze, an unreachable host, quiet hours) is
+:mod:`tray.core.policy.mutes`.
 
 :mod:`tray.core.policy.notification_policy` puts these together.
 """
@@ -9,7 +10,6 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import ClassVar, Final, Literal
 
@@ -18,6 +18,7 @@ from tray.core.config.settings import PolicySettings
 from tray.core.policy.observe import ConditionKey, Observation
 from tray.core.policy.wording import Ping, attention_ping, attention_state, ping_for, reminder_ping
 from tray.core.session.model import Attention
+from tray.protocol.state import State
 
 DedupKey = tuple[str | None, ...]
 Verdict = Literal["send", "told"]
@@ -33,49 +34,12 @@ DOUBLINGS: Final = 4
 ONLY_UNSEEN: Final = frozenset({"unfocused", "invisible"})
 
 
-def in_quiet_hours(hours: tuple[int, int], minute: int) -> bool:
-    """Whether ``minute`` of the day falls in ``hours``; equal ends mean the whole day."""
-    begin, finish = hours
-    if begin < finish:
-        return begin <= minute < finish
-    return minute >= begin or minute < finish
-
-
 def reminder_offset(step: int, remind: float) -> float:
     """How long after a prompt appeared its ``step``-th reminder (from 0) is due: remind,
     2x, 4x and 8x remind, then hourly."""
     if step < DOUBLINGS:
         return math.ldexp(remind, step)
     return math.ldexp(remind, DOUBLINGS - 1) + HOUR * (step - DOUBLINGS + 1)
-
-
-@dataclass(slots=True)
-class Span:
-    """A pause, a snooze or an outage: what falls due from ``start`` until ``end``."""
-
-    start: float
-    end: float
-
-
-def active_end(spans: Iterable[Span], now: float) -> float | None:
-    ends = [p.end for p in spans if p.start <= now < p.end]
-    return max(ends) if ends else None
-
-
-def end_spans(spans: Iterable[Span], now: float) -> None:
-    for span in spans:
-        span.end = min(span.end, now)
-
-
-def kept_spans(spans: dict[str, list[Span]], horizon: float) -> None:
-    """Drop the spans that ended before ``horizon``, in place: nothing can fall due in
-    them any more."""
-    for key in list(spans):
-        kept = [p for p in spans[key] if p.end > horizon]
-        if kept:
-            spans[key] = kept
-        else:
-            del spans[key]
 
 
 @dataclass(slots=True)
@@ -227,7 +191,7 @@ def _after(moment: float, now: float, lower: float) -> bool:
 def schedule_reminder(prompt: Prompt, remind: float, now: float) -> None:
     """The prompt's next reminder: the first on the schedule after ``now``, and at
     least half an interval after it was last noticed."""
-    if remind <= 0 or prompt.observation.state != "blocked":
+    if remind <= 0 or prompt.observation.state != State.BLOCKED:
         prompt.remind_at = None
         return
     lower = now
@@ -331,8 +295,8 @@ class AfterAnswer:
         if answered is None or seen is None or observation.record_id != answered[0]:
             return False
         if abs(seen - answered[1]) <= SINCE_TOLERANCE:
-            return observation.state == "blocked"
-        if seen < answered[1] or observation.state == "blocked":
+            return observation.state == State.BLOCKED
+        if seen < answered[1] or observation.state == State.BLOCKED:
             return False  # an older state, or a new prompt
         session_id = observation.session_id
         follower = self._followers.get(session_id)

@@ -16,6 +16,7 @@ from tray.base.safe_text import clean_text, cut, format_duration
 from tray.core.answers.target import AnswerTarget
 from tray.core.policy.observe import Observation
 from tray.core.session.model import Attention
+from tray.protocol.state import State
 
 Urgency = Literal["critical", "normal"]
 # A single ping is news told once; a reminder tells a waiting prompt again; a summary
@@ -32,9 +33,9 @@ _BLOCKED_WORDS: Final = {
 }
 # The words of a summary, in its order: (state, one session, many sessions).
 _SUMMARY_WORDS: Final = (
-    ("blocked", "needs you", "need you"),
-    ("error", "failed", "failed"),
-    ("done", "finished", "finished"),
+    (State.BLOCKED, "needs you", "need you"),
+    (State.ERROR, "failed", "failed"),
+    (State.DONE, "finished", "finished"),
 )
 _SUMMARY_LABELS: Final = 5
 _COMMAND_CELLS: Final = 60
@@ -67,7 +68,7 @@ class Ping:
 
 
 def urgency_of(observation: Observation) -> Urgency:
-    if observation.state == "blocked" and observation.kind in _CRITICAL_KINDS:
+    if observation.state == State.BLOCKED and observation.kind in _CRITICAL_KINDS:
         return "critical"
     return "normal"
 
@@ -85,10 +86,10 @@ def ping_for(observation: Observation) -> Ping:
     if observation.child is not None:
         label = f"{label} · {observation.child}"
     msg = _shown(observation.msg)
-    if observation.state == "blocked":
+    if observation.state == State.BLOCKED:
         need, waiting = _BLOCKED_WORDS.get(observation.kind, _BLOCKED_WORDS[None])
         title, body = f"{label} {need}", msg or waiting
-    elif observation.state == "error":
+    elif observation.state == State.ERROR:
         code = observation.exit_code
         fallback = f"Exited with status {code}" if code else "Failed"
         title, body = f"{label} failed", msg or fallback
@@ -104,7 +105,7 @@ def ping_for(observation: Observation) -> Ping:
         None if observation.lead else observation.record_id,
         states=frozenset({observation.state or ""}),
         label=observation.label,
-        answer=observation.answer if observation.state == "blocked" else None,
+        answer=observation.answer if observation.state == State.BLOCKED else None,
     )
 
 
@@ -126,11 +127,11 @@ def command_failed(attention: Attention) -> bool:
     return attention.exit_code not in (None, 0)
 
 
-def attention_state(attention: Attention) -> str:
+def attention_state(attention: Attention) -> State:
     """The state a request for attention counts as: a finished command's, else blocked."""
     if attention.source == "command":
-        return "error" if command_failed(attention) else "done"
-    return "blocked"
+        return State.ERROR if command_failed(attention) else State.DONE
+    return State.BLOCKED
 
 
 def attention_ping(attention: Attention, label: str, session_id: str) -> Ping:

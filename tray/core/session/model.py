@@ -13,9 +13,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from tray.core.answers.gate import ANSWERS, DEFAULT_SETTINGS, AnswerSettings, answers_for
-from tray.protocol.records import FINISHED_STATES, Record, most_urgent
-from tray.protocol.report import KINDS, STATES
+from tray.core.answers.gate import DEFAULT_SETTINGS, AnswerSettings, answers_for
+from tray.protocol.records import Record
+from tray.protocol.report import KINDS
+from tray.protocol.state import ANSWER_NAMED, FINISHED, STATE_NAMED, Answer, State, most_urgent
 
 FORMAT_VERSION = 1
 # The version of `tray status --json`; a breaking change to its shape bumps it.
@@ -37,20 +38,20 @@ class SessionFormatError(ValueError):
     """A state file that does not hold a session this version can read."""
 
 
-def launcher_state(running: bool, exit_code: int | None) -> str:
+def launcher_state(running: bool, exit_code: int | None) -> State:
     if running:
-        return "working"
-    return "done" if exit_code == 0 else "error"
+        return State.WORKING
+    return State.DONE if exit_code == 0 else State.ERROR
 
 
 def session_state(
     records: tuple[Record, ...], source: str, running: bool, exit_code: int | None
-) -> str | None:
+) -> State | None:
     """The contract's ``state``: the most urgent record, else what the launcher knows."""
     if not running:
         # The lifetime rule, even for a session whose records were never pruned: a program
         # that is gone is never still working or blocked.
-        records = tuple(r for r in records if r.state in FINISHED_STATES)
+        records = tuple(r for r in records if r.state in FINISHED)
     if records:
         return most_urgent([r.state for r in records])
     if source == "launcher" or not running:
@@ -97,7 +98,7 @@ class Answered:
 
     record: str
     since: float
-    answer: str
+    answer: Answer
     at: float
 
     def to_json(self) -> dict[str, Any]:
@@ -127,7 +128,7 @@ class Session:
     # without terminal facts shares the one read-only mapping.
     terminal: Mapping[str, str] = field(default_factory=lambda: _NO_TERMINAL)
     name_given: bool = False  # whether ``name`` came from --name
-    # Additive fields of the contract (see the README's state file section).
+    # Additive fields of the contract (docs/contract.md, the state format).
     focus: str = "unknown"
     focus_since: float | None = None
     state_since: float | None = None  # since when ``state`` has been what it is
@@ -141,12 +142,12 @@ class Session:
         return self.alive and self.exit_code is None
 
     @property
-    def state(self) -> str | None:
+    def state(self) -> State | None:
         return session_state(self.records, self.source, self.running, self.exit_code)
 
     def ended(self, exit_code: int | None, now: float) -> Session:
         """The session after its program stopped: the lifetime rule drops records."""
-        kept = tuple(r for r in self.records if r.state in FINISHED_STATES)
+        kept = tuple(r for r in self.records if r.state in FINISHED)
         return replace(self, alive=False, exit_code=exit_code, records=kept, updated_at=now)
 
     def to_public(self, answering: AnswerSettings = DEFAULT_SETTINGS) -> dict[str, Any]:
@@ -238,9 +239,10 @@ def _time(value: object, name: str) -> float:
 
 def _record(item: object) -> Record:
     entry = _expect(item, dict, "record")
-    state = _expect(entry["state"], str, "record state")
-    if state not in STATES:
-        raise SessionFormatError(f"unknown record state {state[:20]!r}")
+    name = _expect(entry["state"], str, "record state")
+    state = STATE_NAMED.get(name)
+    if state is None:
+        raise SessionFormatError(f"unknown record state {name[:20]!r}")
     kind = _optional(entry.get("kind"), str, "kind")
     if kind is not None and kind not in KINDS:
         raise SessionFormatError(f"unknown kind {kind[:20]!r}")
@@ -332,9 +334,10 @@ def _answered(value: object) -> Answered | None:
     if value is None:
         return None
     entry = _expect(value, dict, "answered")
-    answer = _expect(entry["answer"], str, "answered answer")
-    if answer not in ANSWERS:
-        raise SessionFormatError(f"unknown answer {answer[:20]!r}")
+    name = _expect(entry["answer"], str, "answered answer")
+    answer = ANSWER_NAMED.get(name)
+    if answer is None:
+        raise SessionFormatError(f"unknown answer {name[:20]!r}")
     return Answered(
         record=_expect(entry["record"], str, "answered record"),
         since=_time(entry["since"], "answered since"),

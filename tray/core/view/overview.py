@@ -5,17 +5,30 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final, Literal
+from typing import Final, Literal, Protocol
 
 from tray.base.safe_text import clean_text
 from tray.core.answers.gate import DEFAULT_SETTINGS, AnswerSettings
 from tray.core.answers.target import AnswerTarget, target_for
-from tray.core.session.labels import REMOTE_PANE_KEY, session_label
+from tray.core.hosts.remote_sessions import REMOTE_PANE_KEY
+from tray.core.session.labels import session_label
 from tray.core.session.model import Session
-from tray.protocol.records import FINISHED_STATES, Record
-from tray.protocol.report import URGENCY
+from tray.protocol.records import Record
+from tray.protocol.state import FINISHED, State, urgency
 
-IconState = Literal["calm", "working", "done", "error", "blocked"]
+# The icon shows a state, but idle is calm. Enum members in a Literal: get_args gives the
+# names, as the icon tests walk them.
+IconState = Literal["calm", State.WORKING, State.DONE, State.ERROR, State.BLOCKED]
+
+
+def icon_of(state: State) -> IconState:
+    """The icon of a state.
+
+    >>> icon_of(State.IDLE), icon_of(State.ERROR)
+    ('calm', 'error')
+    """
+    return "calm" if state is State.IDLE else state
+
 
 # Terminal facts that let the tray raise the session: locally, or over ssh.
 FOCUS_KEYS: Final = ("TMUX_PANE", "WINDOWID", REMOTE_PANE_KEY)
@@ -27,16 +40,33 @@ NEEDS_YOU_SOURCES: Final = frozenset({"bell"})
 CHILDREN_SHOWN: Final = 8
 
 
-@dataclass(frozen=True, slots=True)
-class AppMemory:
-    """What the tray itself remembers, in its own file beside the sessions."""
+class Marks(Protocol):
+    """What the tray itself remembers of sessions, as the view reads it: the worker's
+    :class:`tray.core.worker.marks.AppMemory`."""
 
     # session id -> time up to which its done/error state has been seen
-    seen: Mapping[str, float] = field(default_factory=dict)
-    dismissed: frozenset[str] = frozenset()
+    @property
+    def seen(self) -> Mapping[str, float]: ...
+
+    @property
+    def dismissed(self) -> frozenset[str]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Mutes:
+    """The pause of every notification and each session's snooze, as the menu shows
+    them. The policy keeps and enforces them; this is a copy of them at one moment
+    (:meth:`tray.core.policy.notification_policy.NotificationPolicy.mutes`)."""
+
     paused_until: float | None = None
     # session id -> time until which its notifications are snoozed
     snoozed: Mapping[str, float] = field(default_factory=dict)
+
+    def paused(self, now: float) -> bool:
+        return self.paused_until is not None and self.paused_until > now
+
+
+NO_MUTES: Final = Mutes()
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +75,7 @@ class ChildRow:
 
     record_id: str
     label: str  # its title, else its id; one clean line
-    state: str
+    state: State
     kind: str | None
     progress: int | None
     msg: str | None
@@ -59,7 +89,7 @@ class Row:
 
     session_id: str
     label: str  # "--name", else "app · directory"
-    state: str | None
+    state: State | None
     kind: str | None
     since: float  # when the session entered ``state``
     msg: str | None
@@ -123,7 +153,7 @@ def estimated_since(session: Session) -> float:
     leader = lead_record(session)
     if leader is not None:
         return leader.updated_at
-    if session.state == "working" and not session.records:
+    if session.state == State.WORKING and not session.records:
         return session.started_at
     return session.updated_at
 
@@ -163,8 +193,8 @@ class StateSince:
         return {session_id: since for session_id, (_, since) in self._entries.items()}
 
 
-def _unseen(state: str | None, since: float, seen_until: float) -> bool:
-    return state in FINISHED_STATES and since > seen_until
+def _unseen(state: State | None, since: float, seen_until: float) -> bool:
+    return state in FINISHED and since > seen_until
 
 
 def _record_since(record: Record) -> float:
@@ -174,7 +204,7 @@ def _record_since(record: Record) -> float:
 def _child_order(record: Record) -> tuple[int, float, str]:
     # As for sessions: the longest wait first when blocked, the freshest news otherwise.
     since = _record_since(record)
-    return (URGENCY.index(record.state), since if record.state == "blocked" else -since, record.id)
+    return (urgency(record.state), since if record.state == State.BLOCKED else -since, record.id)
 
 
 def _optional_text(text: str | None) -> str | None:
@@ -189,7 +219,7 @@ def child_rows(
     records that outlive it, as its state does."""
     records = [r for r in session.records if r.id]
     if not session.running:
-        records = [r for r in records if r.state in FINISHED_STATES]
+        records = [r for r in records if r.state in FINISHED]
     records.sort(key=_child_order)
     shown = tuple(
         ChildRow(
@@ -232,10 +262,11 @@ def row_progress(session: Session, leader: Record | None) -> int | None:
 
 def build_row(
     session: Session,
-    memory: AppMemory,
+    memory: Marks,
     since: Mapping[str, float],
     now: float,
     *,
+    mutes: Mutes = NO_MUTES,
     stale: bool = False,
     answering: AnswerSettings = DEFAULT_SETTINGS,
 ) -> Row:
@@ -248,7 +279,7 @@ def build_row(
     leader = lead_record(session)
     msg = clean_text(leader.msg) if leader is not None and leader.msg else None
     seen_until = memory.seen.get(session.id, -math.inf)
-    snoozed = memory.snoozed.get(session.id)
+    snoozed = mutes.snoozed.get(session.id)
     children, more = child_rows(session, AnswerSettings(False) if stale else answering)
     return Row(
         session_id=session.id,
@@ -268,7 +299,7 @@ def build_row(
         more_children=more,
         stale=stale,
         answer=None
-        if stale or state != "blocked"
+        if stale or state != State.BLOCKED
         else target_for(session.id, session.running, leader, answering),
     )
 
@@ -279,26 +310,26 @@ def _rank(row: Row) -> int:
 
 
 def _live_rank(row: Row) -> int:
-    if row.state == "blocked":
+    if row.state == State.BLOCKED:
         return 0
     if row.needs_you:
         return 1
-    if row.state == "error" and row.unseen:
+    if row.state == State.ERROR and row.unseen:
         return 2
-    if row.state == "working":
+    if row.state == State.WORKING:
         return 3
-    if row.state == "done" and row.unseen:
+    if row.state == State.DONE and row.unseen:
         return 4
-    if row.state in FINISHED_STATES:
+    if row.state in FINISHED:
         return 5
-    if row.state == "idle":
+    if row.state == State.IDLE:
         return 6
     return 7
 
 
 def _order(row: Row) -> tuple[int, float, str, str]:
     # The longest wait first among blocked sessions; the freshest news first elsewhere.
-    age_key = row.since if row.state == "blocked" else -row.since
+    age_key = row.since if row.state == State.BLOCKED else -row.since
     return (_rank(row), age_key, row.label, row.session_id)
 
 
@@ -308,17 +339,18 @@ def _plural(count: int, one: str, many: str) -> str:
 
 def build_overview(
     sessions: Sequence[Session],
-    memory: AppMemory,
+    memory: Marks,
     since: Mapping[str, float],
     now: float,
     *,
+    mutes: Mutes = NO_MUTES,
     stale: Collection[str] = frozenset(),
     hosts: Sequence[HostLine] = (),
     answering: AnswerSettings = DEFAULT_SETTINGS,
 ) -> Overview:
     """Dismissed sessions are left out entirely. ``since`` comes from :class:`StateSince`;
     a session missing from it falls back to :func:`estimated_since`. Snoozes come from
-    ``memory.snoozed``; one that has run out by ``now`` is not shown.
+    ``mutes.snoozed``; one that has run out by ``now`` is not shown.
 
     Sessions in ``stale`` (ids of a lost host's sessions) are listed, last, but count
     for nothing: a prompt nobody can see any more must not keep the icon blocked.
@@ -326,7 +358,9 @@ def build_overview(
     rows = tuple(
         sorted(
             (
-                build_row(s, memory, since, now, stale=s.id in stale, answering=answering)
+                build_row(
+                    s, memory, since, now, mutes=mutes, stale=s.id in stale, answering=answering
+                )
                 for s in sessions
                 if s.id not in memory.dismissed
             ),
@@ -334,20 +368,20 @@ def build_overview(
         )
     )
     live = [row for row in rows if not row.stale]
-    blocked = sum(1 for row in live if row.state == "blocked")
-    failed = sum(1 for row in live if row.state == "error" and row.unseen)
-    working = sum(1 for row in live if row.state == "working")
-    finished = sum(1 for row in live if row.state == "done" and row.unseen)
+    blocked = sum(1 for row in live if row.state == State.BLOCKED)
+    failed = sum(1 for row in live if row.state == State.ERROR and row.unseen)
+    working = sum(1 for row in live if row.state == State.WORKING)
+    finished = sum(1 for row in live if row.state == State.DONE and row.unseen)
 
     icon: IconState = "calm"
     if blocked:
-        icon = "blocked"
+        icon = State.BLOCKED
     elif failed:
-        icon = "error"
+        icon = State.ERROR
     elif working:
-        icon = "working"
+        icon = State.WORKING
     elif finished:
-        icon = "done"
+        icon = State.DONE
 
     parts = []
     if blocked:
@@ -362,7 +396,7 @@ def build_overview(
     lost = [host.name for host in hosts if host.problem is not None]
     if lost:
         tooltip += f" · {', '.join(lost)} unreachable"
-    if memory.paused_until is not None and memory.paused_until > now:
+    if mutes.paused(now):
         tooltip += " · notifications paused"
     return Overview(
         icon_state=icon, blocked_count=blocked, tooltip=tooltip, rows=rows, hosts=tuple(hosts)

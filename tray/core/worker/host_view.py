@@ -17,8 +17,9 @@ from tray.core.hosts.remote_sessions import HostStatus, RemoteState, mark_stale,
 from tray.core.hosts.ssh_commands import HostConfig
 from tray.core.policy.observe import Observation, observe_session
 from tray.core.session.model import Session, expired
-from tray.core.view.overview import AppMemory, HostLine
-from tray.protocol.records import FINISHED_STATES
+from tray.core.view.overview import HostLine
+from tray.core.worker.marks import AppMemory
+from tray.protocol.state import FINISHED
 
 # (record id, condition, since): one occurrence of a session's finished state.
 _Occurrence = tuple[str | None, tuple[str, str | None, str | None], float | None]
@@ -68,11 +69,11 @@ def remote_view(
 
 def kept_ids(memory: AppMemory, present: Collection[str], waiting: Collection[str]) -> set[str]:
     """``present`` plus the remembered sessions of hosts not heard from yet: at start-up
-    the local files are read long before any host answers, and their seen, dismissed
-    and snoozed marks must still be there when it does."""
+    the local files are read long before any host answers, and their seen and dismissed
+    marks must still be there when it does (the policy keeps their snoozes)."""
     kept = set(present)
     if waiting:
-        for session_id in (*memory.seen, *memory.dismissed, *memory.snoozed):
+        for session_id in (*memory.seen, *memory.dismissed):
             parts = split_remote_id(session_id)
             if parts is not None and parts[0] in waiting:
                 kept.add(session_id)
@@ -103,7 +104,7 @@ class HostBacklog:
         for session in state.sessions:
             if session.attention:
                 self._seq[session.id] = max(a.seq for a in session.attention)
-            if session.state in FINISHED_STATES:
+            if session.state in FINISHED:
                 self._finished[session.id] = _occurrence(observe_session(session, "", now))
 
     def quiet(self, observations: Iterable[Observation]) -> list[Observation]:

@@ -23,9 +23,9 @@ from tray.core.policy.notification_policy import NotificationPolicy
 from tray.core.policy.observe import observe
 from tray.core.policy.wording import Ping
 from tray.core.session.model import Session, expired
-from tray.core.view.marks import forget_missing
-from tray.core.view.overview import AppMemory, Overview, StateSince, build_overview
+from tray.core.view.overview import Mutes, Overview, StateSince, build_overview
 from tray.core.worker.host_view import HostBacklog, kept_ids, remote_view
+from tray.core.worker.marks import AppMemory, forget_missing
 
 # Short enough that a ping or a new icon never seems late, long enough that a busy
 # directory costs a handful of refreshes a second.
@@ -179,6 +179,7 @@ class RefreshResult:
 
     overview: Overview
     memory: AppMemory  # with the marks of vanished sessions dropped
+    mutes: Mutes  # the policy's pause and snoozes, as this overview shows them
     sessions: Mapping[str, Session]  # every session by id, dismissed ones too
     stale: frozenset[str]  # a lost host's sessions
     pings: Sequence[Ping]
@@ -222,14 +223,16 @@ class Refresh:
             self._old_news.note(state, now)
         present = {s.id for s in sessions}
         self._old_news.keep(present)
-        memory = forget_missing(memory, kept_ids(memory, present, view.waiting), now)
+        memory = forget_missing(memory, kept_ids(memory, present, view.waiting))
         shown = [s for s in sessions if s.id not in memory.dismissed]
         since = self._since.update(shown, now)
+        mutes = self.policy.mutes()
         overview = build_overview(
             shown,
             memory,
             since,
             now,
+            mutes=mutes,
             stale=view.stale,
             hosts=view.hosts,
             answering=self._answering,
@@ -240,7 +243,8 @@ class Refresh:
         observations = [o for s in shown for o in observe(s, labels[s.id], now, self._answering)]
         self.policy.update(self._old_news.quiet(observations))
         pings = self.policy.due()
-        return RefreshResult(overview, memory, {s.id: s for s in sessions}, view.stale, pings)
+        by_id = {s.id: s for s in sessions}
+        return RefreshResult(overview, memory, mutes, by_id, view.stale, pings)
 
 
 def age_marks(overview: Overview, now: float) -> tuple[int, ...]:

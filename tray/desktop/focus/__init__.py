@@ -16,39 +16,22 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from tray.base.check import Check
+from tray.desktop.bus_loop import attached
+from tray.terminal.variables import TERMINAL_VARIABLES
+
 from . import gnome_terminal, kitty, konsole, kwin, ptyxis, tmux, wezterm, x11
 from ._tools import TERMINAL_PID_KEY, TERMINAL_START_KEY, FocusResult, Step
 
 __all__ = [
     "TERMINAL_PID_KEY",
     "TERMINAL_START_KEY",
-    "TERMINAL_VARIABLES",
-    "FocusCheck",
     "FocusResult",
     "Way",
     "check_focus",
     "focus_plan",
     "focus_session",
 ]
-
-# What the launcher records (with the terminal process's pid and start time).
-TERMINAL_VARIABLES = (
-    "TMUX",
-    "TMUX_PANE",
-    "GNOME_TERMINAL_SCREEN",
-    "GNOME_TERMINAL_SERVICE",
-    "KITTY_WINDOW_ID",
-    "KITTY_LISTEN_ON",
-    "WEZTERM_PANE",
-    "WEZTERM_UNIX_SOCKET",
-    "KONSOLE_DBUS_SERVICE",
-    "KONSOLE_DBUS_SESSION",
-    "KONSOLE_DBUS_WINDOW",
-    "PTYXIS_VERSION",
-    "WINDOWID",
-    "DISPLAY",
-    "WAYLAND_DISPLAY",
-)
 
 NOTHING = "no tmux pane, terminal tab or window recorded for this session"
 WAYLAND_CANNOT = "this Wayland desktop lets no program raise another's window"
@@ -61,14 +44,6 @@ class Way:
     @property
     def what(self) -> str:
         return ", then ".join(step.what for step in self.steps)
-
-
-@dataclass(frozen=True, slots=True)
-class FocusCheck:
-    """The doctor's focus line: whether Focus works here, and what it uses or lacks."""
-
-    ok: bool
-    text: str
 
 
 def _steps(
@@ -134,7 +109,10 @@ def focus_session(
     steps, reasons = _steps(terminal, env, activation_token)
     if not steps:
         return FocusResult(False, "; ".join(reasons) if reasons else NOTHING)
-    results = [step.act(env) for step in steps]
+    # Held for all the steps: their D-Bus calls share one loop and one connection (the
+    # app's own, while the app holds it).
+    with attached(env):
+        results = [step.act(env) for step in steps]
     notes = [reason for reason in reasons if not any(reason in r.message for r in results)]
     ok = any(result.ok for result in results)
     # Something came forward, yet a way failed or could not be tried: the app says so.
@@ -146,9 +124,12 @@ def focus_session(
     )
 
 
-def check_focus(environ: Mapping[str, str]) -> FocusCheck:
+def check_focus(environ: Mapping[str, str]) -> Check:
     """For ``tray doctor``: what Focus will use for a session started here, or what is
     missing. Asks GNOME Terminal (read-only) whether its search provider is on."""
+    # The launcher's own list, so the check sees what a session started here records;
+    # of it, Focus reads only its terminals' variables (TERM, TERM_PROGRAM and SSH_TTY
+    # name the terminal and are passed over).
     terminal = {key: environ[key] for key in TERMINAL_VARIABLES if key in environ}
     process = _terminal_process()
     if process is not None:
@@ -156,17 +137,17 @@ def check_focus(environ: Mapping[str, str]) -> FocusCheck:
     way, reason = focus_plan(terminal, environ)
     if way is None:
         if reason == kitty.REMOTE_OFF:
-            return FocusCheck(False, f"{reason}: {kitty.HOW_TO_ENABLE}")
-        return FocusCheck(False, reason)
+            return Check("warn", "focus", f"{reason}: {kitty.HOW_TO_ENABLE}")
+        return Check("warn", "focus", reason)
     service = terminal.get("GNOME_TERMINAL_SERVICE", "")
     uses_provider = any(step.what == "GNOME Terminal tab" for step in way.steps)
     if uses_provider and gnome_terminal.provider_enabled(service, environ) is False:
-        return FocusCheck(False, gnome_terminal.PROVIDER_OFF)
+        return Check("warn", "focus", gnome_terminal.PROVIDER_OFF)
     if uses_provider and gnome_terminal.gnome_wayland(environ):
-        return FocusCheck(True, f"{reason} ({gnome_terminal.GNOME_WAYLAND_NOTE})")
+        return Check("ok", "focus", f"{reason} ({gnome_terminal.GNOME_WAYLAND_NOTE})")
     if "KITTY_WINDOW_ID" in terminal and "KITTY_LISTEN_ON" not in terminal:
-        return FocusCheck(True, f"{reason} (to select kitty's window: {kitty.HOW_TO_ENABLE})")
-    return FocusCheck(True, reason)
+        return Check("ok", "focus", f"{reason} (to select kitty's window: {kitty.HOW_TO_ENABLE})")
+    return Check("ok", "focus", reason)
 
 
 def _terminal_process() -> tuple[str, str] | None:

@@ -1,20 +1,28 @@
-"""D-Bus method calls for the focus ways, through ``gdbus call`` with a timeout.
+"""D-Bus method calls for the focus ways, on the bus loop's session connection
+(:mod:`tray.desktop.bus_loop`), each with a timeout.
 
-Kept here until tray/desktop has its shared D-Bus helper. Every argument is GVariant
-text built only from values that already passed a strict shape check (digits, hex
-UUIDs, fixed words), so nothing recorded can change what is called or on which name.
+Every argument is a typed value that already passed a strict shape check (digits, hex
+UUIDs, fixed words), and every name called is a terminal's own, so nothing recorded can
+change what is called or on which name.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
+from typing import Any
 
-from ._tools import TOOL_TIMEOUT, find, run
+from tray.base.safe_text import clean_text
+from tray.desktop.bus_loop import BusLoop, attach, describe
+
+from ._tools import TOOL_TIMEOUT
 
 # Errors meaning "this object or interface is not exported here" (as opposed to the
 # name having no owner): GNOME Terminal with its search provider turned off.
 _MISSING = ("UnknownMethod", "UnknownObject", "UnknownInterface", "No such interface")
 _GONE = ("ServiceUnknown", "NameHasNoOwner", "was not provided by any .service files")
+# The caller's wait: the call's own timeout, and a connection's beside it.
+_WAIT = 2 * TOOL_TIMEOUT
 
 
 class DBusError(Exception):
@@ -24,34 +32,72 @@ class DBusError(Exception):
         self.gone = gone
 
 
-def call_argv(gdbus: str, name: str, path: str, method: str, args: Sequence[str]) -> list[str]:
-    return [
-        gdbus, "call", "--session", "--timeout", str(int(TOOL_TIMEOUT)),
-        "--dest", name, "--object-path", path, "--method", method, *args,
-    ]  # fmt: skip
+def call(  # noqa: PLR0917 - a D-Bus call's own parts, in their order
+    name: str,
+    path: str,
+    method: str,
+    signature: str,
+    body: Sequence[Any],
+    env: Mapping[str, str],
+) -> list[Any]:
+    """Call ``method`` (interface.Member) on ``name``'s object ``path``; the reply's
+    body, or DBusError saying why there is none. From any thread but the bus loop's."""
+    interface, member = method.rsplit(".", 1)
+    loop = attach(env)
+    try:
+        return loop.run(_call(loop, (name, path, interface), member, signature, body), _WAIT)
+    except TimeoutError:
+        raise DBusError(f"{member}: no answer within {_WAIT:.0f} s") from None
+    finally:
+        loop.detach()
 
 
-def call(name: str, path: str, method: str, args: Sequence[str], env: Mapping[str, str]) -> str:
-    """The reply as GVariant text; DBusError saying why when there is none."""
-    gdbus = find("gdbus", env)
-    if gdbus is None:
-        raise DBusError("gdbus is not installed (package libglib2.0-bin)")
-    why, output = run(call_argv(gdbus, name, path, method, args), env)
-    if why is not None:
+async def _call(
+    loop: BusLoop,
+    target: tuple[str, str, str],
+    member: str,
+    signature: str,
+    body: Sequence[Any],
+) -> list[Any]:
+    from dbus_fast import Message, MessageType  # noqa: PLC0415  (Linux only)
+
+    bus = await loop.session()
+    if bus is None:
+        raise DBusError(f"cannot reach the D-Bus session bus ({loop.session_error})")
+    name, path, interface = target
+    message = Message(
+        destination=name,
+        path=path,
+        interface=interface,
+        member=member,
+        signature=signature,
+        body=list(body),
+    )
+    try:
+        reply = await asyncio.wait_for(bus.call(message), TOOL_TIMEOUT)
+    except TimeoutError:
+        raise DBusError(f"{member}: no answer within {TOOL_TIMEOUT:.0f} s") from None
+    except (OSError, EOFError) as error:
+        raise DBusError(f"{member}: {describe(error)}") from None
+    if reply is None:
+        raise DBusError(f"{member}: no reply")
+    if reply.message_type is MessageType.ERROR:
+        detail = reply.body[0] if reply.body and isinstance(reply.body[0], str) else ""
+        why = clean_text(f"{reply.error_name}: {detail}")[:200]
         raise DBusError(
-            why.removeprefix("Error: ").removeprefix("GDBus.Error:"),
+            why,
             missing=any(word in why for word in _MISSING),
             gone=any(word in why for word in _GONE),
         )
-    return output.strip()
+    return list(reply.body)
 
 
 def has_owner(name: str, env: Mapping[str, str]) -> bool:
     try:
         reply = call(
             "org.freedesktop.DBus", "/org/freedesktop/DBus",
-            "org.freedesktop.DBus.NameHasOwner", [name], env,
+            "org.freedesktop.DBus.NameHasOwner", "s", [name], env,
         )  # fmt: skip
     except DBusError:
         return False
-    return reply == "(true,)"
+    return reply == [True]

@@ -12,6 +12,7 @@ import shutil
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 TOOL_TIMEOUT = 3.0
 
@@ -68,12 +69,14 @@ def positive_pid(value: str) -> int | None:
     return pid if pid > 1 else None
 
 
-def platform_data(token: str) -> str:
-    """GApplication platform data, as GVariant text, carrying an activation token that
-    passed :data:`ACTIVATION_TOKEN`. Both keys: GTK 4 reads "activation-token", older
-    toolkits "desktop-startup-id". GTK 3 (GNOME Terminal 3.46, measured on mutter 43)
-    keeps it for the next window it presents."""
-    return f"{{'activation-token': <'{token}'>, 'desktop-startup-id': <'{token}'>}}"
+def platform_data(token: str) -> dict[str, Any]:
+    """GApplication platform data (``a{sv}``) carrying an activation token that passed
+    :data:`ACTIVATION_TOKEN`. Both keys: GTK 4 reads "activation-token", older toolkits
+    "desktop-startup-id". GTK 3 (GNOME Terminal 3.46, measured on mutter 43) keeps it
+    for the next window it presents."""
+    from dbus_fast import Variant  # noqa: PLC0415  (Linux only)
+
+    return {"activation-token": Variant("s", token), "desktop-startup-id": Variant("s", token)}
 
 
 def find(tool: str, env: Mapping[str, str]) -> str | None:

@@ -82,18 +82,18 @@ def _activate(
     env: Mapping[str, str],
 ) -> FocusResult:
     try:
-        metas = call(service, PROVIDER_PATH, f"{PROVIDER}.GetResultMetas", [f"['{uuid}']"], env)
+        metas = call(service, PROVIDER_PATH, f"{PROVIDER}.GetResultMetas", "as", [[uuid]], env)
     except DBusError as error:
         if error.missing:
             return _raise_window(fallback, env)
         if error.gone:
             return FocusResult(False, "GNOME Terminal: the session's terminal server has exited")
         return FocusResult(False, f"GNOME Terminal did not answer: {error}")
-    if f"'{uuid}'" not in metas:
+    if not _knows(metas, uuid):
         return FocusResult(False, "GNOME Terminal: the session's tab is closed")
     handed = token is not None and _hand_token(service, token, env)
     try:
-        call(service, PROVIDER_PATH, f"{PROVIDER}.ActivateResult", [uuid, "[]", "0"], env)
+        call(service, PROVIDER_PATH, f"{PROVIDER}.ActivateResult", "sasu", [uuid, [], 0], env)
     except DBusError as error:
         return FocusResult(False, f"GNOME Terminal could not select the tab: {error}")
     if handed:
@@ -105,12 +105,23 @@ def _activate(
     return FocusResult(True, "selected the GNOME Terminal tab")
 
 
+def _knows(metas: list[object], uuid: str) -> bool:
+    """Whether GetResultMetas's reply (``aa{sv}``) describes the screen ``uuid``: the
+    server leaves out a result it does not know."""
+    results = metas[0] if len(metas) == 1 and isinstance(metas[0], list) else []
+    for meta in results:
+        found = meta.get("id") if isinstance(meta, dict) else None
+        if getattr(found, "value", None) == uuid:
+            return True
+    return False
+
+
 def _hand_token(service: str, token: str, env: Mapping[str, str]) -> bool:
     """Give the server the click's token for the window it presents next. A server
     whose application object is elsewhere (another --app-id) goes on without it."""
     try:
         call(
-            service, APPLICATION_PATH, "org.freedesktop.Application.Activate",
+            service, APPLICATION_PATH, "org.freedesktop.Application.Activate", "a{sv}",
             [platform_data(token)], env,
         )  # fmt: skip
     except DBusError:
@@ -131,7 +142,7 @@ def _raise_window(fallback: Step | str | None, env: Mapping[str, str]) -> FocusR
 def provider_enabled(service: str, env: Mapping[str, str]) -> bool | None:
     """Whether the server exports its search provider (None: could not ask)."""
     try:
-        reply = call(service, PROVIDER_PATH, f"{PROVIDER}.GetResultMetas", ["['-']"], env)
+        call(service, PROVIDER_PATH, f"{PROVIDER}.GetResultMetas", "as", [["-"]], env)
     except DBusError as error:
         return False if error.missing else None
-    return reply.startswith("(")
+    return True

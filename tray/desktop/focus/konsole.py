@@ -41,7 +41,7 @@ def plan(terminal: Mapping[str, str]) -> Step | str | None:
 
 def _select(service: str, window: str, session: str, env: Mapping[str, str]) -> FocusResult:
     try:
-        call(service, window, f"{WINDOW_INTERFACE}.setCurrentSession", [session], env)
+        call(service, window, f"{WINDOW_INTERFACE}.setCurrentSession", "i", [int(session)], env)
     except DBusError as error:
         if error.gone:
             return FocusResult(False, "Konsole: the session's Konsole has exited")
@@ -61,7 +61,10 @@ def _select(service: str, window: str, session: str, env: Mapping[str, str]) -> 
 def _window_count(service: str, env: Mapping[str, str]) -> int:
     """How many windows the Konsole of ``service`` has (its /Windows/N objects)."""
     try:
-        xml = call(service, "/Windows", "org.freedesktop.DBus.Introspectable.Introspect", [], env)
+        reply = call(
+            service, "/Windows", "org.freedesktop.DBus.Introspectable.Introspect", "", [], env
+        )
     except DBusError:
         return 0
+    xml = reply[0] if reply and isinstance(reply[0], str) else ""
     return len(_WINDOW_NODE.findall(xml))

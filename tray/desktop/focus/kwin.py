@@ -16,11 +16,10 @@ apart (two Konsole windows of one process) is left as it is.
 from __future__ import annotations
 
 import os
-import re
 import tempfile
 from collections.abc import Mapping, Sequence
 
-from tray.state.store import process_start_token
+from tray.state.liveness import process_start_token
 
 from ._dbus import DBusError, call
 from ._tools import (
@@ -36,8 +35,9 @@ from ._tools import (
 
 KWIN = "org.kde.KWin"
 PLUGIN = "tray-focus"
-_SCRIPT_ID = re.compile(r"\(([0-9]{1,6}),\)")
 _ANCESTORS = 3
+# Script ids are small counters; the old reply's check allowed six digits.
+_SCRIPT_LIMIT = 10**6
 
 
 def is_kde_wayland(env: Mapping[str, str]) -> bool:
@@ -114,20 +114,26 @@ def _activate(pid: int, start: str, x11_window: int | None, env: Mapping[str, st
             script_file.write(script(_chain(pid), x11_window))
         try:
             # A script left loaded by an earlier run would make loadScript refuse.
-            call(KWIN, "/Scripting", "org.kde.kwin.Scripting.unloadScript", [f"'{PLUGIN}'"], env)
+            call(KWIN, "/Scripting", "org.kde.kwin.Scripting.unloadScript", "s", [PLUGIN], env)
             reply = call(
-                KWIN, "/Scripting", "org.kde.kwin.Scripting.loadScript",
-                [f"'{path}'", f"'{PLUGIN}'"], env,
-            )  # fmt: skip
-            match = _SCRIPT_ID.fullmatch(reply)
-            if match is None:
+                KWIN, "/Scripting", "org.kde.kwin.Scripting.loadScript", "ss", [path, PLUGIN], env
+            )
+            number = _script_number(reply)
+            if number is None:
                 return FocusResult(False, "KWin did not load the focus script")
-            number = match.group(1)
             try:  # KWin 6 names the script's object so; KWin 5 used "/<id>".
-                call(KWIN, f"/Scripting/Script{number}", "org.kde.kwin.Script.run", [], env)
+                call(KWIN, f"/Scripting/Script{number}", "org.kde.kwin.Script.run", "", [], env)
             except DBusError:
-                call(KWIN, f"/{number}", "org.kde.kwin.Script.run", [], env)
-            call(KWIN, "/Scripting", "org.kde.kwin.Scripting.unloadScript", [f"'{PLUGIN}'"], env)
+                call(KWIN, f"/{number}", "org.kde.kwin.Script.run", "", [], env)
+            call(KWIN, "/Scripting", "org.kde.kwin.Scripting.unloadScript", "s", [PLUGIN], env)
         except DBusError as error:
             return FocusResult(False, f"KWin could not run the focus script: {error}")
     return FocusResult(True, f"asked KWin to activate the window of process {pid}")
+
+
+def _script_number(reply: list[object]) -> int | None:
+    """The id loadScript gave the script: a small number (-1 when it refused)."""
+    if len(reply) != 1 or not isinstance(reply[0], int) or isinstance(reply[0], bool):
+        return None
+    number = reply[0]
+    return number if 0 <= number < _SCRIPT_LIMIT else None

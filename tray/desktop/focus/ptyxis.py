@@ -41,7 +41,10 @@ def _present(token: str, env: Mapping[str, str]) -> FocusResult:
     if not has_owner(BUS_NAME, env):
         return FocusResult(False, "Ptyxis is not running")
     try:
-        call(BUS_NAME, OBJECT, "org.freedesktop.Application.Activate", [platform_data(token)], env)
+        call(
+            BUS_NAME, OBJECT, "org.freedesktop.Application.Activate", "a{sv}",
+            [platform_data(token)], env,
+        )  # fmt: skip
     except DBusError as error:
         return FocusResult(False, f"Ptyxis could not be presented: {error}")
     return FocusResult(True, f"presented the Ptyxis window; {NO_TAB}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from tray.state.store import process_start_token
+from tray.state.liveness import process_start_token
 
 from ._tools import (
     DISPLAY,

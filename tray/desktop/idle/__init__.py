@@ -22,8 +22,9 @@ when the idle time could first reach ``after`` and every few seconds only while 
 is away (see tray.core.away.tracker.AwayTracker.next_poll). Where no source answers, the state
 stays "present" for ever: nothing is forwarded when tray cannot tell.
 
-The D-Bus calls, signal subscriptions and connections go through
-:mod:`tray.desktop.bus`, each with its timeout.
+The D-Bus calls and signal subscriptions go through :mod:`tray.desktop.bus`, each with
+its timeout, on the connections of the app's one bus loop (:mod:`tray.desktop.bus_loop`),
+where the sources run.
 """
 
 from __future__ import annotations

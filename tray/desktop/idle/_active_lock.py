@@ -11,7 +11,7 @@ from typing import ClassVar
 from dbus_fast import Message
 from dbus_fast.aio import MessageBus
 
-from tray.desktop.bus import BUS_ITSELF, BusCallError, call_method, subscribe
+from tray.desktop.bus import BUS_ITSELF, BusCallError, call_method
 
 from ._source import Desk, Kind, Source
 
@@ -42,11 +42,13 @@ class ActiveLockSource(Source):
                 except (BusCallError, ValueError):
                     continue
                 if isinstance(active, bool):
-                    return await self._subscribe(desk, target, active)
+                    return await self._subscribe(desk, bus, target, active)
         return False
 
     @staticmethod
-    async def _subscribe(desk: Desk, target: tuple[str, str, str], active: bool) -> bool:
+    async def _subscribe(
+        desk: Desk, bus: MessageBus, target: tuple[str, str, str], active: bool
+    ) -> bool:
         def changed(message: Message) -> None:
             # A peer may send any body: only one boolean is a lock or an unlock.
             if len(message.body) == 1 and isinstance(message.body[0], bool):
@@ -54,8 +56,8 @@ class ActiveLockSource(Source):
 
         name, path, interface = target
         try:
-            await subscribe(
-                desk.session,
+            await desk.subscribe(
+                bus,
                 {"sender": name, "path": path, "interface": interface,
                  "member": "ActiveChanged"},
                 changed,

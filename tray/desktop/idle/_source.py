@@ -19,10 +19,11 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
 from typing import ClassVar, Literal
 
+from dbus_fast import Message
 from dbus_fast.aio import MessageBus
 
 from tray.core.away.tracker import AwayState, AwayTracker
-from tray.desktop.bus import BusCallError
+from tray.desktop.bus import BusCallError, Subscription, subscribe
 
 Kind = Literal["lock", "idle"]
 # Seconds since the last input, or None when the source cannot tell (any more).
@@ -31,7 +32,7 @@ IdleQuery = Callable[[], Awaitable[float | None]]
 
 class Desk:
     """What a source works with: where to look (the environment; the session and system
-    buses, one connection each that all sources share and the monitor closes) and whom
+    buses, the bus loop's one connection each, shared with the rest of the app) and whom
     to tell (the tracker, whose every change goes to the monitor's receiver)."""
 
     def __init__(  # noqa: PLR0917 - the monitor builds one, in one place
@@ -53,6 +54,8 @@ class Desk:
         self._report = report
         self.polls: list[IdleQuery] = []
         self._tasks: set[asyncio.Future[None]] = set()
+        # Taken off the shared connections when the monitor stops.
+        self._subscriptions: list[Subscription] = []
 
     @property
     def after(self) -> float:
@@ -76,6 +79,13 @@ class Desk:
         as the tracker needs."""
         self.polls.append(query)
 
+    async def subscribe(
+        self, bus: MessageBus, rule: Mapping[str, str], handler: Callable[[Message], None]
+    ) -> None:
+        """Receive ``rule``'s signals until the monitor stops
+        (:func:`tray.desktop.bus.subscribe`)."""
+        self._subscriptions.append(await subscribe(bus, rule, handler))
+
     def spawn(self, work: Awaitable[None], source: str) -> None:
         """Run ``work`` beside the signals (a handler cannot wait); a D-Bus error in it
         is logged as ``source``'s, as nobody waits for it to say so."""
@@ -91,9 +101,12 @@ class Desk:
         task.add_done_callback(self._tasks.discard)
 
     def cancel(self) -> None:
-        """Stop what :meth:`spawn` started and is still waiting."""
+        """Stop what :meth:`spawn` started and is still waiting, and every signal."""
         for task in list(self._tasks):
             task.cancel()
+        for subscription in self._subscriptions:
+            subscription.cancel()
+        self._subscriptions.clear()
 
 
 class Source(ABC):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dbus_fast import Message, Variant
 
-from tray.desktop.bus import BusCallError, call_method, subscribe
+from tray.desktop.bus import BusCallError, call_method
 
 from ._source import Desk, Source
 
@@ -49,7 +49,7 @@ class LockedHint(Source):
                 desk.locked(value)
 
         try:
-            await subscribe(
+            await desk.subscribe(
                 bus,
                 {"sender": LOGIND, "path": path, "interface": PROPERTIES,
                  "member": "PropertiesChanged"},

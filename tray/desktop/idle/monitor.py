@@ -2,23 +2,23 @@
 of each kind that answers, and feeds what they say to one
 :class:`tray.core.away.tracker.AwayTracker`.
 
-Everything runs on one daemon thread with an asyncio loop of its own; ``on_change`` is
-called from that thread with each new :class:`tray.core.away.tracker.AwayState`.
+Everything runs on the app's one D-Bus loop (:mod:`tray.desktop.bus_loop`), on its
+connections; ``on_change`` is called from that loop's thread with each new
+:class:`tray.core.away.tracker.AwayState`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import logging
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 
-from dbus_fast.aio import MessageBus
-
 from tray.core.away.tracker import AwayState, AwayTracker
-from tray.desktop.bus import connect
+from tray.desktop.bus_loop import BusLoop, attach
 
 from ._source import Desk, IdleQuery, Kind, Source
 from .gnome_screensaver import GnomeScreenSaverLock
@@ -44,13 +44,12 @@ SOURCES: tuple[type[Source], ...] = (
 # What the doctor line and the app's log call each source.
 NAMES = {source.key: source.name for source in SOURCES}
 
-SYSTEM_BUS = "unix:path=/var/run/dbus/system_bus_socket"
 # After a polled source stopped answering (the X server, the screen saver went away).
 RETRY_LOST = 60.0
 
 
 class PresenceMonitor:
-    """Follows the user's presence on a thread of its own.
+    """Follows the user's presence on the bus loop of ``env``'s buses.
 
     ``env`` gives DISPLAY, DBUS_SESSION_BUS_ADDRESS, DBUS_SYSTEM_BUS_ADDRESS and
     XDG_SESSION_ID, so tests point it at their own desktop. ``sources`` are tried in
@@ -72,8 +71,8 @@ class PresenceMonitor:
         self._clock = clock
         self._log = log or logging.getLogger("tray.app")
         self._sources = tuple(sources)
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
+        self._bus: BusLoop | None = None
+        self._running: concurrent.futures.Future[None] | None = None
         self._ready = threading.Event()
         self._stopping: asyncio.Event | None = None
         self._found: dict[Kind, str] = {}
@@ -91,8 +90,9 @@ class PresenceMonitor:
         return self._found.get("idle")
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name="tray-idle", daemon=True)
-        self._thread.start()
+        self._stopping = asyncio.Event()  # bound to a loop only once waited on
+        self._bus = attach(self._env)
+        self._running = self._bus.submit(self._run(self._bus, self._stopping))
 
     def wait_ready(self, timeout: float = 10.0) -> bool:
         """Wait until every source was tried; True when one of them answered."""
@@ -109,25 +109,28 @@ class PresenceMonitor:
         return describe_sources(self.lock_source, self.idle_source, names)
 
     def stop(self, timeout: float = 5.0) -> None:
-        loop, stopping = self._loop, self._stopping
-        if loop is not None and stopping is not None:
+        bus, running, self._bus = self._bus, self._running, None
+        if bus is None or running is None:
+            return
+        if self._stopping is not None:
             with contextlib.suppress(RuntimeError):  # the loop already closed
-                loop.call_soon_threadsafe(stopping.set)
-        if self._thread is not None:
-            self._thread.join(timeout)
+                bus.loop.call_soon_threadsafe(self._stopping.set)
+        if not bus.on_loop():
+            with contextlib.suppress(Exception):  # what it was, _run logged it
+                running.result(timeout)
+        bus.detach()
 
-    # -- the monitor's own thread --------------------------------------------------------
+    # -- on the bus loop -----------------------------------------------------------------
 
-    def _run(self) -> None:
-        loop = asyncio.new_event_loop()
-        self._loop = loop
+    async def _run(self, bus: BusLoop, stopping: asyncio.Event) -> None:
         try:
-            loop.run_until_complete(self._main())
+            await self._main(bus, stopping)
+        except asyncio.CancelledError:
+            raise
         except Exception:
             self._log.exception("idle detection stopped")
         finally:
             self._ready.set()
-            loop.close()
 
     def _report(self, change: AwayState | None) -> None:
         if change is None:
@@ -137,17 +140,14 @@ class PresenceMonitor:
         except Exception:
             self._log.exception("the away state's receiver failed")
 
-    async def _main(self) -> None:
-        self._stopping = asyncio.Event()
+    async def _main(self, bus: BusLoop, stopping: asyncio.Event) -> None:
         sources = [make() for make in self._sources]
-        buses: list[MessageBus] = []
         desk: Desk | None = None
         polls: list[asyncio.Future[None]] = []
         try:
             try:
-                session = await connect(self._env.get("DBUS_SESSION_BUS_ADDRESS"))
-                system = await connect(self._env.get("DBUS_SYSTEM_BUS_ADDRESS", SYSTEM_BUS))
-                buses = [bus for bus in (session, system) if bus is not None]
+                session = await bus.session()
+                system = await bus.system()
                 desk = Desk(
                     self._env, session, system, self._tracker, self._clock, self._report, self._log
                 )
@@ -158,14 +158,12 @@ class PresenceMonitor:
             finally:
                 self._ready.set()
             polls = [asyncio.ensure_future(self._poll(desk, query)) for query in desk.polls]
-            await self._stopping.wait()
+            await stopping.wait()
         finally:
             for task in polls:
                 task.cancel()
             if desk is not None:
                 desk.cancel()
-            for bus in buses:
-                bus.disconnect()
             for source in sources:
                 source.close()
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dbus_fast import Message
 from dbus_fast.aio import MessageBus
 
-from tray.desktop.bus import BusCallError, call_method, subscribe
+from tray.desktop.bus import BusCallError, call_method
 
 from ._source import Desk, Source
 
@@ -46,7 +46,7 @@ class MutterIdleMonitor(Source):
                 desk.idle_edge(False)
 
         try:
-            await subscribe(
+            await desk.subscribe(
                 bus,
                 {"sender": MUTTER, "path": MUTTER_PATH, "interface": MUTTER,
                  "member": "WatchFired"},

@@ -20,15 +20,16 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 
 from tray.app.answer_dispatch import AnswerDispatcher
-from tray.app.messages import Answer, AnswerDone, FocusDone, Message
+from tray.app.messages import AnswerDone, FocusDone, Message
 from tray.core.hosts.ssh_commands import HostConfig
 from tray.core.session.model import Session
+from tray.core.worker.user_actions import Answer
 from tray.desktop.clipboard import copy_text
 from tray.desktop.focus import FocusResult, focus_session
 from tray.remote.actions import dismiss_remote, focus_remote
 
 
-class Errands:
+class BackgroundCalls:
     """Starts each call on its own thread; ``post`` hands its outcome to the worker."""
 
     def __init__(
@@ -103,4 +104,4 @@ class Errands:
         threading.Thread(target=body, name=f"tray-{name}", daemon=True).start()
 
 
-__all__ = ["Errands"]
+__all__ = ["BackgroundCalls"]

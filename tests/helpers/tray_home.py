@@ -10,18 +10,13 @@ import subprocess
 import sys
 import time
 import tty
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
-from helpers.processes import dead_process
-from helpers.sessions import make_record, make_session
-
 import tray
 from tray.core.session.model import Session
-from tray.protocol.records import Record
 from tray.state.store import StateStore
 
 PROJECT_ROOT = Path(tray.__file__).resolve().parent.parent
@@ -138,36 +133,3 @@ def _read_until_hangup(master: int) -> bytes:
             break
         chunks.append(data)
     return b"".join(chunks)
-
-
-@pytest.fixture
-def tray_home(tmp_path: Path) -> Tray:
-    home = tmp_path / "home"
-    home.mkdir()
-    environ = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(home),
-        "LANG": "C.UTF-8",
-        "PYTHONPATH": str(PROJECT_ROOT),
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "TRAY_STATE_DIR": str(tmp_path / "state"),
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-        "XDG_RUNTIME_DIR": str(tmp_path / "runtime"),
-    }
-    return Tray(home, tmp_path / "state", tmp_path / "config", environ)
-
-
-@pytest.fixture
-def dead_launcher() -> tuple[int, str]:
-    """The pid and start token of a process that has exited and been reaped."""
-    return dead_process()
-
-
-@pytest.fixture
-def record() -> Callable[..., Record]:
-    return make_record
-
-
-@pytest.fixture
-def session() -> Callable[..., Session]:
-    return make_session

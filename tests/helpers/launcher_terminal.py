@@ -1,4 +1,4 @@
-"""Tests of tray/launcher: `tray run` on real ptys, and its answer socket.
+"""The launcher's tests' terminal: `tray run` on real ptys.
 
 An outer pty, made by ptyprocess, plays the user's terminal: the test holds its master
 (what a terminal emulator holds). A tiny job shell leads the outer pty's session, starts
@@ -14,22 +14,20 @@ import fcntl
 import json
 import os
 import select
-import signal
 import struct
 import subprocess
 import sys
 import termios
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-import pytest
-from helpers.waiting import wait_for
 from ptyprocess import PtyProcess
 
 import tray
+from helpers.waiting import wait_for
 from tray.core.session.model import Session
 from tray.state.store import StateStore
 
@@ -143,6 +141,7 @@ class Terminal:
     """
 
     def __init__(self, environ: dict[str, str], cwd: Path) -> None:
+        self.environ = environ  # the job shell's, and so the launcher's
         status_read, status_write = os.pipe()
         control_read, self._control = os.pipe()
         for fd in (status_write, control_read):
@@ -281,60 +280,6 @@ class Job:
 
     def stderr(self) -> str:
         return self.stderr_path.read_text()
-
-
-@pytest.fixture
-def tray_env(tmp_path: Path) -> dict[str, str]:
-    environ = {
-        key: value
-        for key, value in os.environ.items()
-        if key not in ("LINES", "COLUMNS", "TRAY_STATE_DIR", "TMUX", "TMUX_PANE")
-    }
-    environ["TRAY_STATE_DIR"] = str(tmp_path / "state")
-    environ["PYTHONPATH"] = str(PROJECT_ROOT)
-    environ["TERM"] = "xterm-256color"
-    return environ
-
-
-@pytest.fixture
-def state_dir(tray_env: dict[str, str]) -> Path:
-    return Path(tray_env["TRAY_STATE_DIR"])
-
-
-@pytest.fixture
-def terminal(tray_env: dict[str, str], tmp_path: Path) -> Iterator[Terminal]:
-    term = Terminal(tray_env, tmp_path)
-    try:
-        yield term
-    finally:
-        term.close()
-
-
-@pytest.fixture
-def job_runner(terminal: Terminal, tmp_path: Path, state_dir: Path) -> Iterator[Callable[..., Job]]:
-    """Start the launcher as the foreground job on ``terminal``; clean up whatever is left."""
-    jobs: list[Job] = []
-
-    def start(argv: Sequence[str], stdout_path: Path | None = None) -> Job:
-        assert not jobs, "one job per terminal"
-        stderr_path = tmp_path / "stderr"
-        terminal.run(argv, stdout_path, stderr_path)
-        job = Job(terminal, stderr_path)
-        jobs.append(job)
-        job.started()
-        return job
-
-    yield start
-    for job in jobs:
-        if job.pid and terminal.shell.isalive():
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(job.pid, signal.SIGKILL)
-            terminal.wait_for_shell()
-    # Commands whose launcher did not see them end (a test failed, or killed it).
-    for session in sessions(state_dir) if state_dir.exists() else []:
-        if session.child_pid and not pid_gone(session.child_pid):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(session.child_pid, signal.SIGKILL)
 
 
 def run_piped(

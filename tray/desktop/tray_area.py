@@ -1,9 +1,11 @@
-"""Is there a tray to show the icon in? An XEmbed tray (the ``_NET_SYSTEM_TRAY_Sn``
-selection has an owner) or a StatusNotifierItem host (a watcher on the session bus).
+"""The desktop's tray area: is there one to show the icon in? An XEmbed tray (the
+``_NET_SYSTEM_TRAY_Sn`` selection has an owner) or a StatusNotifierItem host (a watcher
+on the session bus). (Not :mod:`tray.desktop.tray_icon`, the icon shown in it.)
 
 ``tray doctor`` asks in a child process (:mod:`tray.desktop.probes`); the app, whose
-display already works, asks with :class:`TrayHostLook`, in-process and on connections
-it keeps between looks, since it looks again every few seconds while there is none.
+display already works, asks with :class:`TrayAreaLook`, in-process, on one X connection
+it keeps between looks and the bus loop's session connection, since it looks again
+every few seconds while there is none.
 
 Which pystray backend the app asks for is decided here too (:func:`app_backend`), so that
 ``tray doctor`` names the one the app will use.
@@ -11,14 +13,14 @@ Which pystray backend the app asks for is decided here too (:func:`app_backend`)
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import sys
 from collections.abc import Mapping
 from typing import Any, Final
 
+from tray.base.check import Check
 from tray.desktop.bus import BUS_TIMEOUT, SNI_WATCHER, BusFacts, describe, name_has_owner
-from tray.desktop.check import Check
+from tray.desktop.bus_loop import BusLoop, attach
 from tray.desktop.probes import GTK_FIX, has_desktop_services
 
 # Backends that show the icon only in an XEmbed tray.
@@ -54,17 +56,17 @@ def app_backend(
     return XEMBED_BACKEND
 
 
-def check_tray_host(x_facts: dict[str, Any] | None, bus: BusFacts, backend: str | None) -> Check:
+def check_tray_area(x_facts: dict[str, Any] | None, bus: BusFacts, backend: str | None) -> Check:
     if not has_desktop_services():
         return Check("ok", "tray host", f"the system's own on {sys.platform}")
     owner = xembed_owner(x_facts)
     xembed = owner is not None
-    hosts = []
+    areas = []
     if bus.watcher:
-        hosts.append(f"StatusNotifierItem host ({SNI_WATCHER})")
+        areas.append(f"StatusNotifierItem host ({SNI_WATCHER})")
     if owner is not None and x_facts is not None:
-        hosts.append(f"XEmbed tray ({x_facts['selection']} owned by window {owner:#x})")
-    if not hosts:
+        areas.append(f"XEmbed tray ({x_facts['selection']} owned by window {owner:#x})")
+    if not areas:
         if bus.error:
             sni = f"cannot ask the session bus for a {SNI_WATCHER} ({bus.error})"
         else:
@@ -84,38 +86,37 @@ def check_tray_host(x_facts: dict[str, Any] | None, bus: BusFacts, backend: str 
         return Check(
             "FAIL",
             "tray host",
-            f"only a {hosts[0]}, which the {backend} backend cannot use",
+            f"only a {areas[0]}, which the {backend} backend cannot use",
             f"{GTK_FIX}: AppIndicator speaks StatusNotifierItem",
         )
-    return Check("ok", "tray host", " and ".join(hosts))
+    return Check("ok", "tray host", " and ".join(areas))
 
 
 def backend_for_tray(environ: Mapping[str, str]) -> str | None:
     """:func:`app_backend` for the trays there are now, asked once."""
-    look = TrayHostLook(environ)
+    look = TrayAreaLook(environ)
     try:
         return look.backend()
     finally:
         look.close()
 
 
-class TrayHostLook:
-    """Looks for a tray host without a child process or a new connection per look:
-    one X connection and one bus connection, opened at the first look and kept until
-    :meth:`close`. Connecting to a broken X server can hang: use it where pystray,
+class TrayAreaLook:
+    """Looks for a tray area without a child process or a new connection per look:
+    one X connection, opened at the first look and kept until :meth:`close`, and the
+    bus loop's session connection. Connecting to a broken X server can hang: use it where pystray,
     which connects to the same display, would hang as well."""
 
     def __init__(self, environ: Mapping[str, str]) -> None:
         self._environ = environ
         self._display: Any = None
         self._selection: tuple[str, Any] | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._bus: Any = None
+        self._bus: BusLoop | None = None
 
     def check(self, backend: str | None) -> Check:
         if not has_desktop_services():
-            return check_tray_host(None, BusFacts(), backend)
-        return check_tray_host(self.x_facts(), self.bus_facts(), backend)
+            return check_tray_area(None, BusFacts(), backend)
+        return check_tray_area(self.x_facts(), self.bus_facts(), backend)
 
     def backend(self) -> str | None:
         """:func:`app_backend` for this look's environment, looked at now. Only what can
@@ -147,36 +148,22 @@ class TrayHostLook:
 
     def bus_facts(self) -> BusFacts:
         """Whether a StatusNotifierItem watcher is on the session bus."""
-        address = self._environ.get("DBUS_SESSION_BUS_ADDRESS")
-        if not address:
+        if not self._environ.get("DBUS_SESSION_BUS_ADDRESS"):
             return BusFacts(error="DBUS_SESSION_BUS_ADDRESS is not set")
-        if self._loop is None:
-            self._loop = asyncio.new_event_loop()
+        if self._bus is None:
+            self._bus = attach(self._environ)
         try:
-            watcher = self._loop.run_until_complete(
-                asyncio.wait_for(self._ask_watcher(address), BUS_TIMEOUT)
-            )
+            return self._bus.run(_ask_watcher(self._bus), BUS_TIMEOUT)
         except TimeoutError:
-            self._close_bus()
             return BusFacts(error=f"the session bus did not answer within {BUS_TIMEOUT:.0f} s")
-        except Exception as error:  # any failure to connect means the same to the user
-            self._close_bus()
+        except Exception as error:  # any failure to ask means the same to the user
             return BusFacts(error=describe(error))
-        return BusFacts(watcher=watcher)
-
-    async def _ask_watcher(self, address: str) -> bool:
-        if self._bus is None or not self._bus.connected:
-            from dbus_fast.aio import MessageBus  # noqa: PLC0415  (Linux only)
-
-            self._bus = await MessageBus(bus_address=address).connect()
-        return await name_has_owner(self._bus, SNI_WATCHER)
 
     def close(self) -> None:
         self._close_display()
-        self._close_bus()
-        if self._loop is not None:
-            self._loop.close()
-            self._loop = None
+        bus, self._bus = self._bus, None
+        if bus is not None:
+            bus.detach()
 
     def _close_display(self) -> None:
         if self._display is not None:
@@ -185,8 +172,9 @@ class TrayHostLook:
             self._display = None
             self._selection = None
 
-    def _close_bus(self) -> None:
-        if self._bus is not None:
-            with contextlib.suppress(Exception):
-                self._bus.disconnect()
-            self._bus = None
+
+async def _ask_watcher(loop: BusLoop) -> BusFacts:
+    bus = await loop.session()
+    if bus is None:
+        return BusFacts(error=loop.session_error)
+    return BusFacts(watcher=await name_has_owner(bus, SNI_WATCHER))

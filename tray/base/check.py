@@ -1,4 +1,5 @@
-"""One finding about the desktop, as ``tray doctor`` prints it and the app logs it."""
+"""One finding of a check, as ``tray doctor`` prints it and the app logs it: whatever was
+checked (the desktop, a terminal's focus, another machine), the same four fields."""
 
 from __future__ import annotations
 
@@ -14,6 +15,10 @@ class Check:
     name: str
     found: str
     fix: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
 
     def line(self) -> str:
         text = f"{self.status:<4} {self.name}: {self.found}"

@@ -1,4 +1,5 @@
-"""The pystray adapter: one tray icon, shown with whichever backend pystray picks.
+"""The pystray adapter: tray's icon, shown with whichever backend pystray picks, in the
+desktop's tray area (which :mod:`tray.desktop.tray_area` looks for).
 
 pystray chooses its backend from PYSTRAY_BACKEND (else appindicator, gtk, xorg in that
 order) when it is first imported, so the import happens here, lazily: without a
@@ -45,7 +46,7 @@ class NoDisplayError(TrayUnavailableError):
 def load_pystray(backend: str | None = None) -> ModuleType:
     """Import pystray, turning "no display" into :class:`NoDisplayError`.
 
-    ``backend`` (see :func:`tray.desktop.tray_host.app_backend`) is asked for when
+    ``backend`` (see :func:`tray.desktop.tray_area.app_backend`) is asked for when
     PYSTRAY_BACKEND is unset; where it cannot load, pystray chooses as it would alone.
 
     pystray connects to the display while importing. Without one that raises an
@@ -164,7 +165,7 @@ def fit_to_slot(image: Image.Image, slot: XorgSlot) -> Image.Image:
     return canvas
 
 
-class IconHost:
+class TrayIcon:
     """One pystray icon: created now, shown by :meth:`run`, updated by :meth:`apply`.
 
     ``on_ready`` is called once the icon has been asked to show itself, from a helper
@@ -248,7 +249,7 @@ class IconHost:
             return dict(self._handovers)
 
     def reshow(self) -> None:
-        """Hide and show the icon, so the backend looks for a tray host again.
+        """Hide and show the icon, so the backend looks for a tray area again.
 
         The xorg backend keeps re-sending its dock request by itself.
         """
