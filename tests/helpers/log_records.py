@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 
 
 class Recorder(logging.Handler):
@@ -25,3 +26,12 @@ class Recorder(logging.Handler):
 
     def text(self) -> str:
         return "\n".join(r.getMessage() for r in list(self.records))
+
+
+def assert_no_secret(recorder: Recorder, captured: Iterable[str], secrets: Iterable[str]) -> None:
+    """After a test: neither the outlet's own log, nor what else was captured (the root
+    logger, stdout, stderr), holds any of ``secrets``."""
+    kept = tuple(secrets)
+    for text in (recorder.text(), *captured):
+        for secret in kept:
+            assert secret not in text

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from helpers.fake_proxy import Asked, FakeProxy
-from helpers.log_records import Recorder
+from helpers.log_records import Recorder, assert_no_secret
 from helpers.ntfy_standin import FakeNtfy, tls_contexts
 from helpers.waiting import wait_for
 
@@ -39,9 +39,7 @@ def recorder(
     caplog.set_level(logging.DEBUG)
     recorder = Recorder("ntfy")
     yield recorder
-    for text in (recorder.text(), caplog.text, *capfd.readouterr()):
-        for secret in SECRETS:
-            assert secret not in text
+    assert_no_secret(recorder, (caplog.text, *capfd.readouterr()), SECRETS)
 
 
 @pytest.fixture

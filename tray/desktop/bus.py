@@ -9,7 +9,7 @@ Linux only; dbus-fast is imported when a call is made, so nothing pays for it be
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -29,6 +29,23 @@ class BusCallError(Exception):
     """A D-Bus call answered with an error."""
 
 
+def method_call(
+    target: tuple[str, str, str], member: str, signature: str = "", body: Sequence[Any] = ()
+) -> Any:
+    """The message that calls ``member`` on ``target`` (destination, path, interface)."""
+    from dbus_fast import Message  # noqa: PLC0415  (Linux only)
+
+    destination, path, interface = target
+    return Message(
+        destination=destination,
+        path=path,
+        interface=interface,
+        member=member,
+        signature=signature,
+        body=list(body),
+    )
+
+
 async def call(
     bus: Any,
     member: str,
@@ -38,27 +55,10 @@ async def call(
 ) -> list[Any]:
     """Call ``member`` on the bus itself, or, with ``destination``, on the notification
     server that owns that unique name; the reply's body, or :class:`BusCallError`."""
-    from dbus_fast import Message, MessageType  # noqa: PLC0415  (Linux only)
+    from dbus_fast import MessageType  # noqa: PLC0415  (Linux only)
 
-    if destination is None:
-        message = Message(
-            destination="org.freedesktop.DBus",
-            path="/org/freedesktop/DBus",
-            interface="org.freedesktop.DBus",
-            member=member,
-            signature=signature,
-            body=body or [],
-        )
-    else:
-        message = Message(
-            destination=destination,
-            path=NOTIFICATIONS_PATH,
-            interface=NOTIFICATIONS,
-            member=member,
-            signature=signature,
-            body=body or [],
-        )
-    reply = await bus.call(message)
+    target = BUS_ITSELF if destination is None else (destination, NOTIFICATIONS_PATH, NOTIFICATIONS)
+    reply = await bus.call(method_call(target, member, signature, body or ()))
     if reply.message_type is MessageType.ERROR:
         detail = reply.body[0] if reply.body else ""
         raise BusCallError(clean_text(f"{reply.error_name}: {detail}"))
@@ -76,17 +76,9 @@ async def call_method(  # noqa: PLR0917 - a D-Bus call's own parts, in their ord
     """Call ``member`` on ``target`` (destination, path, interface) within ``timeout``;
     the reply's body. An error reply, no reply in time and a lost connection all raise
     :class:`BusCallError`: to a caller that tries sources in turn, they mean the same."""
-    from dbus_fast import Message, MessageType  # noqa: PLC0415  (Linux only)
+    from dbus_fast import MessageType  # noqa: PLC0415  (Linux only)
 
-    destination, path, interface = target
-    message = Message(
-        destination=destination,
-        path=path,
-        interface=interface,
-        member=member,
-        signature=signature,
-        body=body or [],
-    )
+    message = method_call(target, member, signature, body or ())
     try:
         reply = await asyncio.wait_for(bus.call(message), timeout)
     except (TimeoutError, OSError, EOFError) as error:

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tray.base.safe_text import clean_text
+from tray.desktop.bus import method_call
 from tray.desktop.bus_loop import BusLoop, attach, describe
 
 from ._tools import TOOL_TIMEOUT
@@ -59,20 +60,12 @@ async def _call(
     signature: str,
     body: Sequence[Any],
 ) -> list[Any]:
-    from dbus_fast import Message, MessageType  # noqa: PLC0415  (Linux only)
+    from dbus_fast import MessageType  # noqa: PLC0415  (Linux only)
 
     bus = await loop.session()
     if bus is None:
         raise DBusError(f"cannot reach the D-Bus session bus ({loop.session_error})")
-    name, path, interface = target
-    message = Message(
-        destination=name,
-        path=path,
-        interface=interface,
-        member=member,
-        signature=signature,
-        body=list(body),
-    )
+    message = method_call(target, member, signature, body)
     try:
         reply = await asyncio.wait_for(bus.call(message), TOOL_TIMEOUT)
     except TimeoutError:
