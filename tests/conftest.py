@@ -29,6 +29,12 @@ pytest_plugins = [
 # every command the tests start under `tray run`, as a shell does; the tests of the
 # launcher's hangup expect the default disposition that a terminal gives a command.
 signal.signal(signal.SIGHUP, signal.SIG_DFL)
+# Likewise a run started in the background by a shell without job control (a script's
+# `make test &`) ignores SIGINT and SIGQUIT, and every command it starts would too; the
+# tests of Ctrl-C and Ctrl-\ expect them as a terminal's foreground job has them.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+signal.signal(signal.SIGQUIT, signal.SIG_DFL)
 
 # The quick profile's ceiling on any test's examples, its own settings included: enough to
 # find what a change breaks on most runs, while `make test` keeps looking as hard as each

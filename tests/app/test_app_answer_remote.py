@@ -9,12 +9,12 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from helpers.fake_launcher import FakeLauncher
+from helpers.fake_notifier import FakeNotifier, FakePolicy
 from helpers.sshd import Remote, client_environ
 from remote.test_answer_remote import SESSION_ID, blocked, remote_launcher
 
@@ -28,38 +28,6 @@ from tray.state.liveness import process_start_token
 
 APP_ID = f"host:devbox/{SESSION_ID}"
 LOG = logging.getLogger("test-app-answer-remote")
-
-
-@dataclass
-class FakeNotifier:
-    """Writes down notifications and withdrawals."""
-
-    sent: list[str] = field(default_factory=list)
-    withdrawn: list[AnswerTarget] = field(default_factory=list)
-
-    def send(  # noqa: PLR0917 - as Notifier.send
-        self,
-        title: str,
-        body: str,
-        urgency: str,
-        key: str,
-        snooze: Sequence[str] = (),
-        answer: AnswerTarget | None = None,
-        *,
-        icon: str = "calm",
-    ) -> None:
-        self.sent.append(title)
-
-    def withdraw(self, target: AnswerTarget) -> None:
-        self.withdrawn.append(target)
-
-
-@dataclass
-class FakePolicy:
-    told: list[tuple[str, str, float]] = field(default_factory=list)
-
-    def answered(self, session_id: str, record_id: str, since: float) -> None:
-        self.told.append((session_id, record_id, since))
 
 
 @pytest.fixture
@@ -120,7 +88,7 @@ def test_a_remote_refusal_is_shown_as_the_remote_says_it(
     message = Answer(APP_ID, "", 12.5, "deny")
     outcome = handler.deliver(message, as_the_app_has_it(12.5), stale=False)
     handler.settle(message, outcome)
-    assert notifier.sent == ["api-server: the prompt has changed; not answered"]
+    assert notifier.titles == ["api-server: the prompt has changed; not answered"]
     assert not outcome.ok
     assert launcher.typed == [] and notifier.withdrawn == [] and policy.told == []
 
@@ -133,5 +101,5 @@ def test_an_unreachable_hosts_session_is_not_asked(
     handler, notifier, _policy = desk(tmp_path, host)
     message = Answer(APP_ID, "", since, "approve")
     handler.settle(message, handler.deliver(message, as_the_app_has_it(since), stale=True))
-    assert notifier.sent == ["api-server: devbox is unreachable; not answered"]
+    assert notifier.titles == ["api-server: devbox is unreachable; not answered"]
     assert launcher.typed == []

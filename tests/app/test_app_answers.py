@@ -12,13 +12,13 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from helpers.fake_launcher import FakeLauncher
+from helpers.fake_notifier import FakeNotifier, FakePolicy
+from helpers.fake_tray_icon import FakeTrayIcon
 from helpers.sessions import live_session
 from helpers.waiting import wait_for
 
@@ -27,7 +27,6 @@ from tray.app.start import build_app
 from tray.core.answers.gate import CHANGED, TYPED
 from tray.core.answers.target import AnswerTarget
 from tray.core.session.model import Session
-from tray.core.view.overview import Overview
 from tray.core.worker.user_actions import Answer
 from tray.protocol.records import Record
 from tray.protocol.state import State
@@ -43,46 +42,6 @@ def prompt(since: float, app: str = "claude-code") -> Record:
     return Record(
         "", State.BLOCKED, "permission", None, app, None, "approve Bash: ls", since, since
     )
-
-
-@dataclass
-class FakeNotifier:
-    """Writes down notifications and withdrawals."""
-
-    sent: list[tuple[str, str, str]] = field(default_factory=list)
-    withdrawn: list[AnswerTarget] = field(default_factory=list)
-    answers: list[AnswerTarget | None] = field(default_factory=list)
-    icons: list[str] = field(default_factory=list)
-    on_answer: Any = None
-
-    def send(  # noqa: PLR0917 - as Notifier.send
-        self,
-        title: str,
-        body: str,
-        urgency: str,
-        key: str,
-        snooze: Sequence[str] = (),
-        answer: AnswerTarget | None = None,
-        *,
-        icon: str = "calm",
-    ) -> None:
-        self.sent.append((title, body, key))
-        self.answers.append(answer)
-        self.icons.append(icon)
-
-    def withdraw(self, target: AnswerTarget) -> None:
-        self.withdrawn.append(target)
-
-    def close(self) -> None:
-        pass
-
-
-@dataclass
-class FakePolicy:
-    told: list[tuple[str, str, float]] = field(default_factory=list)
-
-    def answered(self, session_id: str, record_id: str, since: float) -> None:
-        self.told.append((session_id, record_id, since))
 
 
 @pytest.fixture
@@ -155,7 +114,7 @@ def test_a_changed_prompt_is_refused_with_one_short_notification(
     handler, notifier, policy = desk(state_dir)
     outcome = answer_now(handler, Answer(SID, "", since, "approve"), session(since))
     assert outcome == Outcome(False, f"api-server: {CHANGED}; not answered")
-    assert notifier.sent == [(f"api-server: {CHANGED}; not answered", "", SID)]
+    assert notifier.texts == [(f"api-server: {CHANGED}; not answered", "", SID)]
     assert notifier.icons == ["blocked"]  # amber: the prompt is the user's again
     assert end.typed == []
     assert notifier.withdrawn == [] and policy.told == []
@@ -169,7 +128,7 @@ def test_typing_since_the_prompt_appeared_is_refused(
     end.last_input_at = since + 1
     handler, notifier, _policy = desk(state_dir)
     assert not answer_now(handler, Answer(SID, "", since, "approve"), session(since)).ok
-    assert notifier.sent == [(f"api-server: {TYPED}; not answered", "", SID)]
+    assert notifier.texts == [(f"api-server: {TYPED}; not answered", "", SID)]
     assert end.typed == []
 
 
@@ -215,20 +174,6 @@ def test_another_hosts_session_needs_its_host_and_a_link(tmp_path: Path) -> None
 # Through the app itself: its worker, the state directory's socket path.
 
 
-class FakeHost:
-    def apply(self, overview: Overview, menu: Any | None) -> None:
-        self.overview = overview
-
-    def backend_name(self) -> str:
-        return "fake"
-
-    def reshow(self) -> None:
-        pass
-
-    def stop(self) -> None:
-        pass
-
-
 def test_the_app_offers_the_answer_and_carries_it_out(
     state_dir: Path,
     launcher: Callable[[tuple[Record, ...]], FakeLauncher],
@@ -247,7 +192,7 @@ def test_the_app_offers_the_answer_and_carries_it_out(
         env,
         load_config(env),
         LOG,
-        FakeHost(),  # type: ignore[arg-type]
+        FakeTrayIcon(),  # type: ignore[arg-type]
         lambda *_callbacks: notifier,  # type: ignore[arg-type]
         refresh_interval=0.0,
     )
@@ -263,5 +208,5 @@ def test_the_app_offers_the_answer_and_carries_it_out(
     assert [(r.answer, r.record, r.since) for r in end.requests] == [("approve", "", since)]
     assert end.typed == [b"1"]
     assert notifier.withdrawn == [target]
-    assert notifier.sent == [("api-server needs approval", "approve Bash: ls", SID)]
+    assert notifier.texts == [("api-server needs approval", "approve Bash: ls", SID)]
     assert notifier.icons == ["blocked"]

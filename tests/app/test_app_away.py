@@ -29,7 +29,7 @@ import pytest
 from helpers.desktop_apps import TIMEOUT, RunningApp, start_app_process
 from helpers.desktop_services import TOOL_TIMEOUT, BusMonitor, Dunst, base_env, stop_process
 from helpers.drained_pty import DrainedPty
-from helpers.receiver import Receiver, running_receiver
+from helpers.receiver import Receiver
 from helpers.sessions import blocked, live_session
 from helpers.waiting import wait_for
 
@@ -41,12 +41,6 @@ from tray.state.store import StateStore
 
 SECRET = "S3cr3tT0ken"  # noqa: S105 - made up, hunted for in the output
 HOST = clean_text(socket.gethostname())
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    with running_receiver() as started:
-        yield started
 
 
 class Desk:
@@ -181,12 +175,19 @@ def test_pings_reach_the_phone_only_while_the_user_is_away(  # noqa: PLR0917 - f
         # Back at the desk: nothing more goes, neither reminders nor new pings.
         desk.arrive()
         wait_for(lambda: "INFO back" in running.log, TIMEOUT, what="the app to see us back")
-        # A request queued just before coming back is no fault, and no barrier can tell
-        # it from one queued wrongly just after: nothing is forwarded while present, and
-        # the app's forwarding thread shows another process no empty queue. A request
-        # goes out within milliseconds of its ping, so this wait lets the first land.
-        time.sleep(1.0)
+        # A request queued just before coming back is no fault. The app logs each forward
+        # it queues on the worker's thread, the one that logs "back": every one queued
+        # while away is logged before it, so once the receiver has that many, the queue
+        # is empty and every later request was queued while present.
+        queued = running.log.partition(" INFO back\n")[0].count("away: forwarding a ")
+        assert queued > 0
+        wait_for(
+            lambda: len(receiver.requests) >= queued,
+            TIMEOUT,
+            what="the forwards queued while away to land",
+        )
         count = len(receiver.requests)
+        assert count == queued
         reminded = {name: shown_count(name) for name in ("build", "present")}
         now = time.time()
         store.write(live_session("later", blocked("Allow push?", now), now))
@@ -208,6 +209,8 @@ def test_pings_reach_the_phone_only_while_the_user_is_away(  # noqa: PLR0917 - f
         wait_for(lambda: len(receiver.requests) > count, TIMEOUT, what="the marker forwarded")
         assert _forwarded(receiver)[count:] == [(f"{HOST} · marker needs approval", "marker")]
         assert all("docs" not in title for title, _ in _forwarded(receiver))
+        # Nothing was queued while present: only the marker's forward since "back".
+        assert running.log.partition(" INFO back\n")[2].count("away: forwarding a ") == 1
     finally:
         desk.stop()
         if app is not None:

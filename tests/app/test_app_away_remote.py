@@ -6,23 +6,14 @@ the host's name (as its notification is) and no other machine's."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
 from helpers.desktop_apps import TIMEOUT, StartApp
 from helpers.desktop_services import BusMonitor
 from helpers.host_sessions import make_session
-from helpers.receiver import Receiver, running_receiver
+from helpers.receiver import Receiver
 from helpers.sshd import Remote, hosts_toml
 from helpers.waiting import wait_for
 
 from tray.core.hosts.ssh_commands import HostConfig
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    with running_receiver() as started:
-        yield started
 
 
 def test_a_remote_prompt_is_forwarded_while_the_user_is_away(

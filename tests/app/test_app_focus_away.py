@@ -15,40 +15,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.fake_notifier import FakeNotifier
+from helpers.fake_tray_icon import FakeTrayIcon
 from helpers.receiver import start_receiver
 from helpers.sessions import blocked, live_session
 from helpers.waiting import wait_for
 
-from app.test_app_worker import FakeNotifier
 from tray.app.main import TrayApp
 from tray.app.messages import Away
 from tray.app.start import build_app
 from tray.base.safe_text import clean_text
 from tray.core.away.tracker import PRESENT, AwayState
-from tray.core.view.overview import Overview
 from tray.state.config_file import load_config
 from tray.state.environment import Environment
 from tray.state.store import StateStore
-
-
-class FakeMenuHost:
-    """A TrayIcon that keeps the last menu it was handed."""
-
-    def __init__(self) -> None:
-        self.menu: Any = None
-
-    def apply(self, overview: Overview, menu: Any | None) -> None:
-        if menu is not None:
-            self.menu = menu
-
-    def backend_name(self) -> str:
-        return "fake"
-
-    def reshow(self) -> None:
-        pass
-
-    def stop(self) -> None:
-        pass
 
 
 def _texts(menu: Any) -> list[str]:
@@ -74,7 +54,7 @@ def _item(menu: Any, text: str) -> Any:
 @pytest.fixture
 def app_parts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> tuple[Environment, StateStore, FakeMenuHost]:
+) -> tuple[Environment, StateStore, FakeTrayIcon]:
     monkeypatch.setenv("PYSTRAY_BACKEND", "dummy")
     state = tmp_path / "state"
     store = StateStore(state)
@@ -86,10 +66,10 @@ def app_parts(
             "PATH": "/usr/bin:/bin",
         }
     )
-    return env, store, FakeMenuHost()
+    return env, store, FakeTrayIcon()
 
 
-def _app(env: Environment, host: FakeMenuHost) -> TrayApp:
+def _app(env: Environment, host: FakeTrayIcon) -> TrayApp:
     return build_app(
         env,
         load_config(env),
@@ -101,7 +81,7 @@ def _app(env: Environment, host: FakeMenuHost) -> TrayApp:
 
 
 def test_the_menu_disables_focus_with_the_plans_reason(
-    app_parts: tuple[Environment, StateStore, FakeMenuHost],
+    app_parts: tuple[Environment, StateStore, FakeTrayIcon],
 ) -> None:
     env, store, host = app_parts
     now = time.time()
@@ -128,7 +108,7 @@ def test_the_menu_disables_focus_with_the_plans_reason(
 
 
 def test_the_away_line_shows_while_away_and_goes_on_coming_back(
-    app_parts: tuple[Environment, StateStore, FakeMenuHost], tmp_path: Path
+    app_parts: tuple[Environment, StateStore, FakeTrayIcon], tmp_path: Path
 ) -> None:
     env, _store, host = app_parts
     config = tmp_path / "config" / "tray"
@@ -154,7 +134,7 @@ def test_the_away_line_shows_while_away_and_goes_on_coming_back(
 
 
 def test_while_away_single_pings_and_a_burst_summary_are_forwarded(
-    app_parts: tuple[Environment, StateStore, FakeMenuHost], tmp_path: Path
+    app_parts: tuple[Environment, StateStore, FakeTrayIcon], tmp_path: Path
 ) -> None:
     env, store, host = app_parts
     receiver = start_receiver()

@@ -18,18 +18,18 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 from helpers.fake_launcher import FakeLauncher
+from helpers.fake_notifier import FakeNotifier
+from helpers.fake_tray_icon import FakeTrayIcon
 from helpers.sessions import blocked, live_session
 from helpers.waiting import wait_for
 
-from app.test_app_worker import FakeHost
 from tray.app.main import TrayApp
 from tray.app.start import build_app
 from tray.core.answers.target import AnswerTarget
@@ -45,40 +45,6 @@ from tray.state.store import StateStore
 # wait held here: tmux's 3 s (TOOL_TIMEOUT), ssh's 5 s for a remote focus, a launcher's
 # 9 s (REPLY_TIMEOUT). The old worker, stuck in the first of them, missed it.
 PING_WITHIN = 2.0
-
-
-@dataclass
-class FakeTimedNotifier:
-    """A notifier stand-in: each notification with the moment it was sent, and each
-    withdrawal."""
-
-    sent: list[tuple[float, str, str]] = field(default_factory=list)
-    answers: list[AnswerTarget | None] = field(default_factory=list)
-    withdrawn: list[AnswerTarget] = field(default_factory=list)
-    on_answer: Any = None
-
-    def send(  # noqa: PLR0917 - as Notifier.send
-        self,
-        title: str,
-        body: str,
-        urgency: str,
-        key: str,
-        snooze: Sequence[str] = (),
-        answer: AnswerTarget | None = None,
-        *,
-        icon: str = "calm",
-    ) -> None:
-        self.sent.append((time.monotonic(), title, key))
-        self.answers.append(answer)
-
-    def withdraw(self, target: AnswerTarget) -> None:
-        self.withdrawn.append(target)
-
-    def sent_at(self, key: str) -> float | None:
-        return next((moment for moment, _, sent_key in self.sent if sent_key == key), None)
-
-    def close(self) -> None:
-        pass
 
 
 class LogLines(logging.Handler):
@@ -185,10 +151,10 @@ def app_on(
     state_dir: Path,
     config_home: Path,
     config: str,
-    notifier: FakeTimedNotifier,
+    notifier: FakeNotifier,
     log: logging.Logger,
     *,
-    host: FakeHost | None = None,
+    host: FakeTrayIcon | None = None,
     environ: dict[str, str] | None = None,
 ) -> TrayApp:
     (config_home / "tray").mkdir(parents=True, exist_ok=True)
@@ -204,12 +170,12 @@ def app_on(
         env,
         load_config(env),
         log,
-        host or FakeHost(),  # type: ignore[arg-type]
+        host or FakeTrayIcon(),  # type: ignore[arg-type]
         lambda *_callbacks: notifier,  # type: ignore[arg-type]
     )
 
 
-def ping_comes_in_time(notifier: FakeTimedNotifier, write: Callable[[], None], key: str) -> float:
+def ping_comes_in_time(notifier: FakeNotifier, write: Callable[[], None], key: str) -> float:
     """Write a new blocked session; how long its ping took (at most PING_WITHIN)."""
     written = time.monotonic()
     write()
@@ -223,7 +189,7 @@ def test_a_blocked_report_pings_in_time_while_a_local_focus_and_answer_wait(
     monkeypatch.setenv("PYSTRAY_BACKEND", "dummy")  # menus built without a display
     store = StateStore(state_dir)
     since = time.time() - 5  # settled: the launcher types as soon as it reads
-    notifier = FakeTimedNotifier()
+    notifier = FakeNotifier()
     with (
         logged("test-app-slow-calls") as (log, lines),
         stopped_tmux(tmp_path) as tmux,

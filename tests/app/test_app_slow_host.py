@@ -12,12 +12,12 @@ and the answer finish over ssh as they would have.
 
 from __future__ import annotations
 
-import select
 import time
 from pathlib import Path
 
 import pytest
-from helpers.fake_launcher import FakeLauncher
+from helpers.fake_notifier import FakeNotifier
+from helpers.fake_tray_icon import FakeTrayIcon
 from helpers.sessions import blocked, live_session
 from helpers.sshd import Remote, client_environ, hosts_toml
 from helpers.waiting import wait_for
@@ -25,13 +25,11 @@ from remote.test_answer_remote import SESSION_ID, remote_launcher
 from remote.test_answer_remote import blocked as remote_prompt
 
 from app.test_app_slow_calls import (
-    FakeTimedNotifier,
     app_on,
     logged,
     ping_comes_in_time,
     stopped_tmux,
 )
-from app.test_app_worker import FakeHost
 from tray.core.answers.gate import SETTLE
 from tray.core.answers.target import AnswerTarget
 from tray.core.hosts.ssh_commands import HostConfig
@@ -42,13 +40,7 @@ ASKS = f"host:devbox/{SESSION_ID}"
 IN_TMUX = "host:devbox/1-in-tmux"
 
 
-def knocked(launcher: FakeLauncher) -> bool:
-    """Whether a client is at the launcher's door: a connection waits to be taken."""
-    ready, _, _ = select.select([launcher.socket.fileno()], [], [], 0)
-    return bool(ready)
-
-
-def shows(host: FakeHost, *session_ids: str) -> bool:
+def shows(host: FakeTrayIcon, *session_ids: str) -> bool:
     if not host.applied:
         return False
     shown = {row.session_id for row in host.applied[-1].rows}
@@ -64,8 +56,8 @@ def test_a_local_ping_comes_in_time_while_a_remote_focus_and_answer_wait(
     state = tmp_path / "local-state"
     store = StateStore(state)
     store.ensure()
-    notifier = FakeTimedNotifier()
-    icon = FakeHost()
+    notifier = FakeNotifier()
+    icon = FakeTrayIcon()
     config = hosts_toml(host) + "\n[notify]\nsettle = 0\n"
     with (
         logged("test-app-slow-host") as (log, lines),
@@ -83,7 +75,7 @@ def test_a_local_ping_comes_in_time_while_a_remote_focus_and_answer_wait(
             target = AnswerTarget(ASKS, "", since)
             app.post(answer_to(target, "approve"))
             wait_for(tmux.clients_waiting, what="tmux on the host to be asked")
-            wait_for(lambda: knocked(launcher), what="the host's launcher to be asked")
+            wait_for(launcher.knocked, what="the host's launcher to be asked")
 
             ping_comes_in_time(
                 notifier,

@@ -11,19 +11,18 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 import pytest
+from helpers.fake_notifier import FakeNotifier
+from helpers.fake_tray_icon import FakeTrayIcon
 from helpers.sessions import blocked, live_session
 from helpers.waiting import wait_for
 
 from tray.app.main import TrayApp
 from tray.app.messages import Mailbox
 from tray.app.start import build_app
-from tray.core.view.overview import Overview
 from tray.core.worker.user_actions import (
     PAUSE_SECONDS,
     MarkSeen,
@@ -41,46 +40,6 @@ from tray.state.store import StateStore
 SESSIONS = 24
 THREADS = 6
 ROUNDS = 20
-
-
-class FakeHost:
-    """A TrayIcon that writes down what it was given."""
-
-    def __init__(self) -> None:
-        self.applied: list[Overview] = []
-
-    def apply(self, overview: Overview, menu: Any | None) -> None:
-        self.applied.append(overview)
-
-    def backend_name(self) -> str:
-        return "fake"
-
-    def reshow(self) -> None:
-        pass
-
-    def stop(self) -> None:
-        pass
-
-
-class FakeNotifier:
-    def __init__(self, *_callbacks: Callable[..., None]) -> None:
-        self.sent: list[tuple[str, Sequence[str]]] = []
-
-    def send(  # noqa: PLR0917 - as Notifier.send
-        self,
-        title: str,
-        body: str,
-        urgency: str,
-        key: str,
-        snooze: Sequence[str] = (),
-        answer: object = None,
-        *,
-        icon: str = "calm",
-    ) -> None:
-        self.sent.append((title, snooze))
-
-    def close(self) -> None:
-        pass
 
 
 @pytest.fixture
@@ -101,7 +60,7 @@ def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> TrayApp:
         env,
         load_config(env),
         log,
-        FakeHost(),  # type: ignore[arg-type]
+        FakeTrayIcon(),  # type: ignore[arg-type]
         FakeNotifier,  # type: ignore[arg-type]
         refresh_interval=0.0,
     )

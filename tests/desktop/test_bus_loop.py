@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from helpers.bus_clients import connections_of
 from helpers.desktop_apps import StartApp
+from helpers.desktop_fake_bus import FakeBusPeer
 from helpers.desktop_services import (
     BusMonitor,
     Dunst,
@@ -24,14 +25,19 @@ from helpers.desktop_services import (
     start_dunst,
     stop_process,
 )
+from helpers.fake_notifier import FakeNotifier
+from helpers.fake_tray_icon import FakeTrayIcon
 from helpers.sessions import blocked, live_session
 from helpers.waiting import wait_for
 
+from tray.app.start import build_app
 from tray.desktop.bus_loop import BusLoop, attach, attached
 from tray.desktop.focus import focus_session
 from tray.desktop.idle import PresenceMonitor
 from tray.desktop.tray_area import TrayAreaLook
 from tray.outlets.notifier import Notifier
+from tray.state.config_file import load_config
+from tray.state.environment import Environment
 from tray.state.store import StateStore
 
 LOG = logging.getLogger("tray.test.bus_loop")
@@ -218,3 +224,48 @@ def test_the_app_itself_asks_on_one_connection_of_its_own(
     others = set(mine) - {tray, notifying}
     tray_members = {"GetIdletime", "GetActive", "GetSessionIdleTime", "GetCapabilities", "Notify"}
     assert not [call for call in calls if call[0] in others and call[1] in tray_members]
+
+
+def test_the_app_watches_for_a_late_tray_area_on_the_bus_loop_with_no_thread_of_its_own(
+    own_bus: str, tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A real app (in-process; its icon and notifier below the line) on a bus with no
+    StatusNotifierWatcher and no display: it warns, runs only the worker and the bus loop
+    of tray's own while it looks, and has the worker show the icon again once a watcher
+    comes."""
+    monkeypatch.setenv("PYSTRAY_BACKEND", "dummy")  # menus built without a display
+    env = Environment(
+        environ={
+            "TRAY_STATE_DIR": str(tmp_path / "state"),
+            "XDG_CONFIG_HOME": str(tmp_path / "config"),
+            "DBUS_SESSION_BUS_ADDRESS": own_bus,
+        }
+    )
+    StateStore(env.state_dir()).ensure()
+    log = logging.getLogger("tray.test.bus_loop.app")
+    caplog.set_level(logging.INFO, logger=log.name)
+    icon = FakeTrayIcon(backend="appindicator")
+    before = {thread.ident for thread in threading.enumerate()}
+    watcher: FakeBusPeer | None = None
+    try:
+        with attached(env.environ):  # as run_app holds it
+            app = build_app(env, load_config(env), log, icon, FakeNotifier)  # type: ignore[arg-type]
+            app.start()
+            try:
+                wait_for(lambda: "tray host: none" in caplog.text, what="the warning")
+                started = {t.name for t in threading.enumerate() if t.ident not in before}
+                ours = {name for name in started if name.startswith("tray-")}
+                # The directory watcher's inotify reader is the app's input, not a watch.
+                assert ours == {"tray-worker", "tray-bus", "tray-inotify"}, started
+                assert not icon.reshown.is_set()
+                watcher = FakeBusPeer(own_bus, ["org.kde.StatusNotifierWatcher"])
+                assert icon.reshown.wait(30.0), "the icon was not shown again"
+                assert "a tray area appeared; showing the icon there" in caplog.text
+                assert caplog.text.count("tray host: none") == 1
+            finally:
+                app.stop()
+            assert not [t for t in threading.enumerate() if t.name == "tray-worker"]
+        assert bus_threads() == []
+    finally:
+        if watcher is not None:
+            watcher.stop()

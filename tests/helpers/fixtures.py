@@ -1,5 +1,6 @@
 """The plain fixtures every folder shares, each defined here once: the state directory,
-the launcher's terminal and job shell, and `python -m tray` in a temporary home."""
+the launcher's terminal and job shell, the forwards' loopback receiver, and `python -m
+tray` in a temporary home."""
 
 from __future__ import annotations
 
@@ -15,11 +16,19 @@ import pytest
 
 from helpers.launcher_terminal import PROJECT_ROOT, Job, Terminal, pid_gone, sessions
 from helpers.processes import dead_process
+from helpers.receiver import Receiver, running_receiver
 from helpers.sessions import make_record, make_session
 from helpers.tray_home import Tray
 from tray.core.session.model import Session
 from tray.protocol.records import Record
 from tray.state.store import StateStore
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    """A loopback HTTP server that writes down every request: where forwards go."""
+    with running_receiver() as started:
+        yield started
 
 
 @pytest.fixture

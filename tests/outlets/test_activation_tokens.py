@@ -25,10 +25,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from app.test_app_worker import FakeHost
 from dbus_fast.aio import MessageBus
 from dbus_fast.service import ServiceInterface, method, signal
 from helpers.desktop_services import Dunst, start_bus, stop_process
+from helpers.fake_tray_icon import FakeTrayIcon
 from helpers.sessions import blocked, live_session
 from helpers.waiting import wait_for
 
@@ -220,7 +220,7 @@ def test_a_click_hands_the_token_through_the_app_to_the_terminal(
         env,
         load_config(env),
         log,
-        FakeHost(),  # type: ignore[arg-type]
+        FakeTrayIcon(),  # type: ignore[arg-type]
         lambda on_click, on_snooze: Notifier("tray-test", on_click, log, on_snooze),
         refresh_interval=0.0,
     )

@@ -8,11 +8,10 @@ import base64
 import logging
 import socket
 import time
-from collections.abc import Iterator
 
 import pytest
 from helpers.log_records import Recorder
-from helpers.receiver import Receiver, running_receiver, start_receiver
+from helpers.receiver import Receiver, start_receiver
 from helpers.waiting import wait_for
 
 from tray.core.config.away import AwaySettings, parse_away
@@ -20,12 +19,6 @@ from tray.core.config.parsing import ConfigError
 from tray.outlets.forward import Forwarder, apprise_accepts, check_away
 
 SECRET = "s3cr3t-T0KEN-8e1f"  # noqa: S105 - a made-up secret the test hunts for
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    with running_receiver() as started:
-        yield started
 
 
 @pytest.fixture
@@ -171,6 +164,9 @@ def test_the_caller_never_waits_for_the_server(receiver: Receiver, recorder: Rec
     try:
         forwarder.send("t", "one", "blocked")
         forwarder.send("t", "two", "blocked")
+        # Apprise loads on the forwarder's thread, slowly on a busy machine: the target is
+        # there to count once it has.
+        wait_for(lambda: forwarder.schemes, what="Apprise to load")
         assert forwarder.stats()["json:// (away.forward[0])"] == (0, 0, False)
     finally:
         forwarder.stop()

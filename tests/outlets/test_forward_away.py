@@ -7,23 +7,15 @@ from __future__ import annotations
 import logging
 import random
 import subprocess
-from collections.abc import Iterator
 
-import pytest
 from helpers.desktop_services import TOOL_TIMEOUT, base_env
-from helpers.receiver import Receiver, running_receiver
+from helpers.receiver import Receiver
 from helpers.waiting import wait_for
 
 from tray.core.away.tracker import AwayState
 from tray.core.config.away import parse_away
 from tray.desktop.idle import PresenceMonitor
 from tray.outlets.forward import AwayForwarding, Forwarder
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    with running_receiver() as started:
-        yield started
 
 
 def _move_mouse(display: str) -> None:

@@ -20,8 +20,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from app.test_app_answer_remote import LOG, FakeNotifier, FakePolicy, as_the_app_has_it
+from app.test_app_answer_remote import LOG, as_the_app_has_it
 from helpers.fake_launcher import FakeLauncher
+from helpers.fake_notifier import FakeNotifier, FakePolicy
 from helpers.host_sessions import make_session
 from helpers.sshd import Remote, Sshd, client_environ, host_config
 from helpers.sshd_fixtures import Recorder

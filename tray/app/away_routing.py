@@ -174,6 +174,10 @@ class AwayRouting(NoRouting):
         title, body = forwarded_text(ping, self._host)
         state = most_urgent(ping.states)
         queued = self._forwarding.ping(title, body, state)
+        if queued:
+            # By state only: the title names sessions, the URL holds secrets. One line
+            # a forward lets the log show what went to the phone, and when.
+            self._log.info("away: forwarding a %s ping", state)
         if self._phone is not None and is_forwarded(state, self._settings.states, self._away):
             self._phone.ping(title, body, state, ping.answer)
             queued = True

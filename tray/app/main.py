@@ -10,9 +10,10 @@ and the snoozes), the overview and the app's marks: menu items and notification 
 post the user's actions to it (:mod:`tray.core.worker.user_actions`), handled in
 :meth:`TrayApp.handle`. It never waits on another program or machine: focus, answers,
 dismissing on a host and the clipboard run on threads of their own
-(:mod:`tray.app.background_calls`) and post their outcome back. It sleeps on its mailbox
-until a message, a change, or the earliest of its deadlines
-(:class:`tray.core.worker.deadlines.RefreshSchedule`).
+(:mod:`tray.app.background_calls`) and post their outcome back; the watch for a tray
+area that comes late is a task on the bus loop (:mod:`tray.desktop.bus_loop`), which
+posts its news too. It sleeps on its mailbox until a message, a change, or the earliest
+of its deadlines (:class:`tray.core.worker.deadlines.RefreshSchedule`).
 
 Each ``[[hosts]]`` entry has a link thread of its own (:class:`HostLinks`): it hands over
 the host's latest sessions and its health (:class:`tray.app.messages.HostInbox`), which
@@ -21,6 +22,9 @@ the worker merges with the local ones.
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
+import contextlib
 import gc
 import logging
 import threading
@@ -42,6 +46,7 @@ from tray.app.messages import (
     MenuSide,
     Message,
     PhoneReply,
+    TrayAreaFound,
 )
 from tray.core.hosts.remote_sessions import remote_tmux, split_remote_id
 from tray.core.hosts.ssh_commands import HostConfig
@@ -65,6 +70,7 @@ from tray.core.worker.user_actions import (
     Snooze,
     Unsnooze,
 )
+from tray.desktop.bus_loop import CLOSE_TIMEOUT, BusLoop, attach
 from tray.desktop.focus import FocusResult
 from tray.desktop.tray_area import TrayAreaLook
 from tray.desktop.tray_icon import TrayIcon
@@ -152,8 +158,10 @@ class TrayApp:
         self._overview: Overview | None = None
         self._shown_key: object = None
         self._pacer = MenuPacer()
-        self._stopping = threading.Event()
         self._worker = threading.Thread(target=self._run_worker, name="tray-worker", daemon=True)
+        # The tray-area watch: a task on the bus loop, not a thread of its own.
+        self._bus: BusLoop | None = None
+        self._tray_watch: asyncio.Task[None] | None = None
 
     # Lifecycle
 
@@ -162,34 +170,63 @@ class TrayApp:
         self.start_worker()
         self._in.links.start()
         self._out.routing.start()
-        threading.Thread(target=self._watch_tray_area, name="tray-area", daemon=True).start()
+        self._start_tray_watch()
         self._log.info("icon shown; watching %s", self._env.state_dir())
 
-    def _watch_tray_area(self) -> None:
-        """Say so when there is no tray to show the icon in, and show it again in one
-        that comes later: a backend that looked once at start-up may miss it."""
-        icon = self._out.icon
-        backend = icon.backend_name()
+    def _start_tray_watch(self) -> None:
+        self._bus = bus = attach(self._env.environ)
+        backend = self._out.icon.backend_name()
+
+        async def begin() -> asyncio.Task[None]:
+            return asyncio.get_running_loop().create_task(self._watch_tray_area(backend))
+
+        try:
+            self._tray_watch = bus.run(begin(), CLOSE_TIMEOUT)
+        except TimeoutError:  # a loop that cannot start a task cannot look either
+            self._log.warning("cannot watch for a tray area: the bus loop did not answer")
+
+    async def _watch_tray_area(self, backend: str | None) -> None:
+        """Say so when there is no tray to show the icon in, and have the worker show it
+        again in one that comes later: a backend that looked once at start-up may miss
+        it. On the bus loop, like the rest of tray's D-Bus work."""
         # In-process, on connections kept between looks: no child, no new connection.
         look = TrayAreaLook(self._env.environ)
         try:
-            check = look.check(backend)
+            check = await look.check_on_loop(backend)
             if check.status == "ok":
                 return
             self._log.warning("%s", check.line())
-            while not self._stopping.wait(TRAY_AREA_RETRY):
-                if look.check(backend).status == "ok":
-                    self._log.info("a tray area appeared; showing the icon there")
-                    icon.reshow()
+            while True:
+                await asyncio.sleep(TRAY_AREA_RETRY)
+                if (await look.check_on_loop(backend)).status == "ok":
+                    self._mailbox.post(TrayAreaFound())
                     return
         finally:
             look.close()
+
+    def _stop_tray_watch(self) -> None:
+        """End the watch and wait for it to have closed its look, then let go of the
+        loop."""
+        bus, self._bus = self._bus, None
+        watch, self._tray_watch = self._tray_watch, None
+        if bus is None:
+            return
+        if watch is not None:
+
+            async def end() -> None:
+                watch.cancel()
+                await asyncio.wait({watch})
+
+            # A loop closed already, or one that does not answer: nothing more to end.
+            with contextlib.suppress(TimeoutError, RuntimeError, concurrent.futures.CancelledError):
+                bus.run(end(), CLOSE_TIMEOUT)
+        bus.detach()
 
     def start_worker(self) -> None:
         self._worker.start()
 
     def stop(self) -> None:
-        self._stopping.set()
+        self._stop_tray_watch()
         self._mailbox.close()
         # Before the worker: no host callback may wake a worker that is gone.
         self._in.links.stop()
@@ -384,6 +421,9 @@ class TrayApp:
                     routing.phone_told(answer, outcome, self._sessions.get(answer.session_id))
             case Copy(session_id, record_id):
                 self._copy(session_id, record_id)
+            case TrayAreaFound():
+                self._log.info("a tray area appeared; showing the icon there")
+                self._out.icon.reshow()
             case _:
                 assert_never(message)
 

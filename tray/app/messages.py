@@ -70,8 +70,14 @@ class FocusDone:
     result: FocusResult
 
 
+@dataclass(frozen=True, slots=True)
+class TrayAreaFound:
+    """The desktop had no tray area at start-up, and now has one (the bus loop's watch):
+    the worker shows the icon again, for the backend to dock it there."""
+
+
 # The user's actions, and what the app's own parts hand the worker.
-Message = UserAction | Away | PhoneReply | AnswerDone | FocusDone
+Message = UserAction | Away | PhoneReply | AnswerDone | FocusDone | TrayAreaFound
 
 
 class ChangeFlag(threading.Event):

@@ -13,6 +13,7 @@ Which pystray backend the app asks for is decided here too (:func:`app_backend`)
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import sys
 from collections.abc import Mapping
@@ -118,6 +119,15 @@ class TrayAreaLook:
             return check_tray_area(None, BusFacts(), backend)
         return check_tray_area(self.x_facts(), self.bus_facts(), backend)
 
+    async def check_on_loop(self, backend: str | None) -> Check:
+        """:meth:`check`, awaited on the bus loop itself, where :meth:`check` would wait
+        on its own thread. The X look stays a plain call: one round trip on a display
+        the app already shows its icon on."""
+        if not has_desktop_services():
+            return check_tray_area(None, BusFacts(), backend)
+        x_facts = self.x_facts()
+        return check_tray_area(x_facts, await self._bus_facts_on_loop(), backend)
+
     def backend(self) -> str | None:
         """:func:`app_backend` for this look's environment, looked at now. Only what can
         change the answer is asked: no display with PYSTRAY_BACKEND set, no bus without
@@ -154,6 +164,18 @@ class TrayAreaLook:
             self._bus = attach(self._environ)
         try:
             return self._bus.run(_ask_watcher(self._bus), BUS_TIMEOUT)
+        except TimeoutError:
+            return BusFacts(error=f"the session bus did not answer within {BUS_TIMEOUT:.0f} s")
+        except Exception as error:  # any failure to ask means the same to the user
+            return BusFacts(error=describe(error))
+
+    async def _bus_facts_on_loop(self) -> BusFacts:
+        if not self._environ.get("DBUS_SESSION_BUS_ADDRESS"):
+            return BusFacts(error="DBUS_SESSION_BUS_ADDRESS is not set")
+        if self._bus is None:
+            self._bus = attach(self._environ)
+        try:
+            return await asyncio.wait_for(_ask_watcher(self._bus), BUS_TIMEOUT)
         except TimeoutError:
             return BusFacts(error=f"the session bus did not answer within {BUS_TIMEOUT:.0f} s")
         except Exception as error:  # any failure to ask means the same to the user

@@ -30,8 +30,10 @@ from tray.desktop.bus import (
     subscribe,
 )
 
-# How long a click reported by desktop-notifier waits for this connection's signal.
-CLICK_WAIT = 0.25
+# How long a click reported by desktop-notifier waits for this connection's signal. Every
+# server sends it, so the wait ends when it comes; the bound only matters on a loaded
+# machine, where a quarter of a second was seen to pass and the click lost its token.
+CLICK_WAIT = 1.0
 # A click seen here and not claimed within this long was some other program's.
 CLICK_AGE = 2.0
 _TOKEN_LIMIT = 16
