@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from helpers.desktop_services import base_env
+from helpers.processes import process_name
 from helpers.waiting import wait_for
 from Xlib import X
 from Xlib import display as xdisplay
@@ -74,17 +76,16 @@ def tmux(tmp_path: Path) -> Iterator[Tmux]:
 
 
 def _stop_pid(pid: int) -> None:
-    """tmux daemonises, so its server is no child of ours: stop it by its pid."""
+    """tmux daemonises, so its server is no child of ours: stop it by its pid, but only
+    while that pid is still a tmux. Once kill-server has ended it, the pid may already be
+    another process's (the suite runs on several workers), which a SIGTERM would end."""
 
     def gone() -> bool:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        return False
+        return not process_name(pid).startswith("tmux")
 
     if not gone():
-        os.kill(pid, signal.SIGTERM)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
         wait_for(gone, 10, what=f"tmux server {pid} to exit")
 
 
