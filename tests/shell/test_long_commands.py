@@ -19,6 +19,12 @@ from tray.core.session.model import Session
 FAILING = "sh -c 'sleep 0.5; exit 3'"
 
 
+@pytest.fixture(autouse=True)
+def long_commands(home: Home) -> None:
+    """The threshold of 0.2 s, written before any shell loads tray's code."""
+    home.count_long_commands()
+
+
 def finished(home: Home, count: int = 1) -> list[Session]:
     def ended() -> list[Session] | None:
         found = [s for s in home.sessions() if s.attention and s.child_pid is None]

@@ -102,6 +102,7 @@ def test_a_stale_session_variable_does_not_stop_wrapping(
 
 
 def test_not_wrapped_in_a_shell_running_under_tray_run(shell: Shell) -> None:
+    shell.home.count_long_commands()  # so that the `sleep 0.5` below would be reported
     outer_count = shell.count
     shell.send(f"tray run -- {' '.join(ARGV[shell.kind])}\r")
     shell.count = 0
