@@ -160,6 +160,10 @@ def test_input_before_after_passes_keeps_the_user_present(
         DISPLAY=xvfb_display, DBUS_SESSION_BUS_ADDRESS=session, DBUS_SYSTEM_BUS_ADDRESS=system
     )
     changes = Changes()
+    # The display may have had no input for longer than `after` before this test (the
+    # tests before it on this worker's Xvfb may not have touched it): the first poll,
+    # at the start, would rightly say away.
+    _move_mouse(xvfb_display)
     with _watch(4.0, env, changes) as watch:
         assert watch.wait_ready()
         deadline = time.monotonic() + 6.0
