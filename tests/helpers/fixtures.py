@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from helpers.launcher_terminal import PROJECT_ROOT, Job, Terminal, pid_gone, sessions
-from helpers.processes import dead_process
+from helpers.launcher_terminal import PROJECT_ROOT, Job, Terminal, sessions
+from helpers.processes import dead_process, parent_of, runs_session
 from helpers.receiver import Receiver, running_receiver
 from helpers.sessions import make_record, make_session
 from helpers.tray_home import Tray
@@ -91,13 +91,15 @@ def job_runner(terminal: Terminal, tmp_path: Path, state_dir: Path) -> Iterator[
 
     yield start
     for job in jobs:
-        if job.pid and terminal.shell.isalive():
+        # Only while the job shell has not reaped it: after that, the pid may be another
+        # worker's process.
+        if job.pid and terminal.shell.isalive() and parent_of(job.pid) == terminal.shell.pid:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(job.pid, signal.SIGKILL)
             terminal.wait_for_shell()
     # Commands whose launcher did not see them end (a test failed, or killed it).
     for session in sessions(state_dir) if state_dir.exists() else []:
-        if session.child_pid and not pid_gone(session.child_pid):
+        if session.child_pid and runs_session(session.child_pid, session.id):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(session.child_pid, signal.SIGKILL)
 

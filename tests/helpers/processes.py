@@ -100,3 +100,24 @@ def process_age(pid: int) -> float | None:
     except (OSError, IndexError, ValueError):
         return None
     return uptime - started / os.sysconf("SC_CLK_TCK")
+
+
+def parent_of(pid: int) -> int | None:
+    """The parent pid of ``pid``, or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return int(handle.read().rsplit(b")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def runs_session(pid: int, session_id: str) -> bool:
+    """Whether ``pid`` is still the command of session ``session_id`` (``tray run`` hands
+    its command TRAY_SESSION_ID), not a process of another test that took the pid since:
+    the suite runs on several workers, and a kill by a stale pid ended one of theirs."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as handle:
+            environ = handle.read().split(b"\0")
+    except OSError:
+        return False
+    return f"TRAY_SESSION_ID={session_id}".encode() in environ

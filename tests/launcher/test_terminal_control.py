@@ -21,6 +21,7 @@ from helpers.launcher_terminal import (
     process_state,
     started_session,
 )
+from helpers.processes import runs_session
 from helpers.waiting import wait_for
 
 WAIT_FOR_ENTER = ["sh", "-c", "echo ready; read line"]
@@ -175,8 +176,9 @@ def test_a_command_deaf_to_the_hangup_does_not_keep_the_launcher(
         assert not pid_gone(session.child_pid)  # it chose to live on
     finally:
         # Gone already only when an assertion above failed: let that one be reported.
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(session.child_pid, signal.SIGKILL)
+        if runs_session(session.child_pid, session.id):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(session.child_pid, signal.SIGKILL)
     wait_for(lambda: pid_gone(session.child_pid or 0), what="the command to end")
 
 
