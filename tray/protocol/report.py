@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from tray.protocol.state import RUNNING, STATE_NAMED, URGENCY, State
+from tray.protocol.state import RUNNING, STATE_NAMED, State
 
 STATES: Final = tuple(State)
 # Not a state: a report of it takes records away.
@@ -319,7 +319,6 @@ __all__ = [
     "HOOK_PAIR",
     "KINDS",
     "STATES",
-    "URGENCY",
     "Clear",
     "Report",
     "ReportError",
